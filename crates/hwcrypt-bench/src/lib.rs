@@ -1,0 +1,1 @@
+//! Opt-in benchmarks for hwcrypt; see `benches/`.

@@ -1,0 +1,4 @@
+//! `hwcrypt`: the command-line tool.
+#![forbid(unsafe_code)]
+
+fn main() {}

@@ -1,0 +1,279 @@
+//! The AES block cipher (FIPS 197) with run-time selected backends.
+//!
+//! [`Aes`] is an expanded key bound to one backend, chosen when the key is
+//! made: the default is the highest-priority backend the (masked) CPU can
+//! run, and [`Aes::with_backend`] forces one by name. The modes in
+//! [`crate::modes`] are written once over the [`AesKernels`] each backend
+//! provides; a backend only supplies the kernels.
+
+mod soft;
+
+#[cfg(target_arch = "x86_64")]
+mod aesni;
+#[cfg(target_arch = "x86_64")]
+mod vaes_avx2;
+
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+use crate::inout::InOut;
+use crate::registry::{self, Algorithm};
+use core::fmt;
+
+/// AES block size in bytes.
+pub const BLOCK_SIZE: usize = 16;
+
+/// One AES block.
+pub type Block = [u8; BLOCK_SIZE];
+
+/// The three AES key sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KeySize {
+    /// 16-byte key, 10 rounds.
+    Aes128,
+    /// 24-byte key, 12 rounds.
+    Aes192,
+    /// 32-byte key, 14 rounds.
+    Aes256,
+}
+
+impl KeySize {
+    /// Every key size.
+    pub const ALL: [KeySize; 3] = [KeySize::Aes128, KeySize::Aes192, KeySize::Aes256];
+
+    /// The key size for a key of `len` bytes.
+    pub fn from_key_len(len: usize) -> Result<KeySize> {
+        match len {
+            16 => Ok(KeySize::Aes128),
+            24 => Ok(KeySize::Aes192),
+            32 => Ok(KeySize::Aes256),
+            got => Err(Error::InvalidKeyLength {
+                expected: "16, 24 or 32",
+                got,
+            }),
+        }
+    }
+
+    /// Key length in bytes.
+    pub const fn key_len(self) -> usize {
+        match self {
+            KeySize::Aes128 => 16,
+            KeySize::Aes192 => 24,
+            KeySize::Aes256 => 32,
+        }
+    }
+
+    /// Number of rounds (10, 12 or 14).
+    pub const fn rounds(self) -> usize {
+        match self {
+            KeySize::Aes128 => 10,
+            KeySize::Aes192 => 12,
+            KeySize::Aes256 => 14,
+        }
+    }
+
+    /// Key length in bits.
+    pub const fn bits(self) -> usize {
+        self.key_len() * 8
+    }
+}
+
+/// How a CTR counter block is incremented.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum CounterWidth {
+    /// The whole 16-byte block is one big-endian integer that carries across
+    /// all 128 bits (NIST SP 800-38A, SSH `aes*-ctr`), wrapping at 2^128.
+    #[default]
+    Full128,
+    /// Only the last 4 bytes count, big-endian, wrapping at 2^32 without
+    /// touching the first 12 bytes (GCM's `inc32`).
+    Low32,
+}
+
+impl CounterWidth {
+    /// Adds `n` blocks to `counter` with this width's carry rule.
+    pub(crate) fn add(self, counter: &mut Block, n: u128) {
+        match self {
+            CounterWidth::Full128 => {
+                *counter = u128::from_be_bytes(*counter).wrapping_add(n).to_be_bytes();
+            }
+            CounterWidth::Low32 => {
+                let low = u32::from_be_bytes([counter[12], counter[13], counter[14], counter[15]]);
+                // Truncation is the point: the counter wraps at 2^32.
+                let low = low.wrapping_add(n as u32);
+                counter[12..].copy_from_slice(&low.to_be_bytes());
+            }
+        }
+    }
+}
+
+/// The kernels a backend supplies. Every `io` is a whole number of blocks
+/// (callers guarantee it); the 16-byte state argument is read and updated so
+/// that consecutive calls continue the mode:
+///
+/// * CBC: `chain` is the previous ciphertext block (the IV at the start);
+/// * CFB128: `register` is the previous ciphertext block (the IV at the start);
+/// * OFB: `register` is the previous keystream block (the IV at the start);
+/// * CTR: `counter` is the counter block of the next block, advanced by the
+///   number of blocks processed with `width`'s carry rule.
+pub(crate) trait AesKernels {
+    fn encrypt_block(&self, block: &mut Block);
+    fn decrypt_block(&self, block: &mut Block);
+    fn ecb_encrypt(&self, io: InOut<'_>);
+    fn ecb_decrypt(&self, io: InOut<'_>);
+    fn cbc_encrypt(&self, chain: &mut Block, io: InOut<'_>);
+    fn cbc_decrypt(&self, chain: &mut Block, io: InOut<'_>);
+    fn cfb128_encrypt(&self, register: &mut Block, io: InOut<'_>);
+    fn cfb128_decrypt(&self, register: &mut Block, io: InOut<'_>);
+    fn ofb(&self, register: &mut Block, io: InOut<'_>);
+    fn ctr(&self, counter: &mut Block, width: CounterWidth, io: InOut<'_>);
+}
+
+#[derive(Clone)]
+enum Inner {
+    Soft(soft::Key),
+    #[cfg(target_arch = "x86_64")]
+    AesNi(aesni::Key),
+    #[cfg(target_arch = "x86_64")]
+    VaesAvx2(vaes_avx2::Key),
+}
+
+/// An expanded AES key (encryption and decryption schedules) bound to one
+/// backend. Round keys are zeroized when it is dropped and never printed.
+#[derive(Clone)]
+pub struct Aes {
+    inner: Inner,
+    size: KeySize,
+}
+
+impl Aes {
+    /// Expands `key` (16, 24 or 32 bytes) for the best backend this CPU,
+    /// after the `HWCRYPT_CPU` mask, can run.
+    pub fn new(key: &[u8]) -> Result<Aes> {
+        let size = KeySize::from_key_len(key.len())?;
+        Aes::build(key, size, registry::default_backend(Algorithm::Aes)?)
+    }
+
+    /// Expands `key` for the named backend; an error if this (masked) CPU
+    /// cannot run it.
+    pub fn with_backend(key: &[u8], backend: Backend) -> Result<Aes> {
+        let size = KeySize::from_key_len(key.len())?;
+        registry::check(Algorithm::Aes, backend)?;
+        Aes::build(key, size, backend)
+    }
+
+    fn build(key: &[u8], size: KeySize, backend: Backend) -> Result<Aes> {
+        let unavailable = || Error::BackendUnavailable {
+            algorithm: Algorithm::Aes.name(),
+            backend: backend.name(),
+            missing: "CPU support not detected".into(),
+        };
+        let inner = match backend {
+            Backend::Soft => Inner::Soft(soft::Key::new(key)),
+            #[cfg(target_arch = "x86_64")]
+            Backend::AesNi => Inner::AesNi(aesni::Key::new(key).ok_or_else(unavailable)?),
+            #[cfg(target_arch = "x86_64")]
+            Backend::VaesAvx2 => Inner::VaesAvx2(vaes_avx2::Key::new(key).ok_or_else(unavailable)?),
+            #[allow(unreachable_patterns)]
+            _ => return Err(unavailable()),
+        };
+        Ok(Aes { inner, size })
+    }
+
+    /// The backend this key runs on.
+    pub fn backend(&self) -> Backend {
+        match &self.inner {
+            Inner::Soft(_) => Backend::Soft,
+            #[cfg(target_arch = "x86_64")]
+            Inner::AesNi(_) => Backend::AesNi,
+            #[cfg(target_arch = "x86_64")]
+            Inner::VaesAvx2(_) => Backend::VaesAvx2,
+        }
+    }
+
+    /// AES-128, -192 or -256.
+    pub fn key_size(&self) -> KeySize {
+        self.size
+    }
+
+    /// Encrypts one block in place.
+    pub fn encrypt_block(&self, block: &mut Block) {
+        self.kernels().encrypt_block(block);
+    }
+
+    /// Decrypts one block in place.
+    pub fn decrypt_block(&self, block: &mut Block) {
+        self.kernels().decrypt_block(block);
+    }
+
+    pub(crate) fn kernels(&self) -> &dyn AesKernels {
+        match &self.inner {
+            Inner::Soft(k) => k,
+            #[cfg(target_arch = "x86_64")]
+            Inner::AesNi(k) => k,
+            #[cfg(target_arch = "x86_64")]
+            Inner::VaesAvx2(k) => k,
+        }
+    }
+}
+
+impl fmt::Debug for Aes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Aes")
+            .field("key_size", &self.size)
+            .field("backend", &self.backend().name())
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counter_widths_carry_as_specified() {
+        let mut c = [0xff; 16];
+        CounterWidth::Full128.add(&mut c, 1);
+        assert_eq!(c, [0; 16]);
+        let mut c = [0xff; 16];
+        CounterWidth::Low32.add(&mut c, 2);
+        let mut want = [0xff; 16];
+        want[12..].copy_from_slice(&1u32.to_be_bytes());
+        assert_eq!(c, want);
+        let mut c = [0; 16];
+        c[8..].copy_from_slice(&u64::MAX.to_be_bytes());
+        CounterWidth::Full128.add(&mut c, 1);
+        assert_eq!(u128::from_be_bytes(c), 1u128 << 64);
+    }
+
+    #[test]
+    fn fips197_appendix_c_on_every_runnable_backend() {
+        let pt: Block = *b"\x00\x11\x22\x33\x44\x55\x66\x77\x88\x99\xaa\xbb\xcc\xdd\xee\xff";
+        let key: Vec<u8> = (0u8..32).collect();
+        let cts: [(usize, &str); 3] = [
+            (16, "69c4e0d86a7b0430d8cdb78070b4c55a"),
+            (24, "dda97ca4864cdfe06eaf70a0ec0d7191"),
+            (32, "8ea2b7ca516745bfeafc49904b496089"),
+        ];
+        for backend in registry::runnable(Algorithm::Aes, crate::cpu::features().unwrap()) {
+            for (len, ct) in cts {
+                let aes = Aes::with_backend(&key[..len], backend).unwrap();
+                let mut b = pt;
+                aes.encrypt_block(&mut b);
+                let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+                assert_eq!(hex, ct, "{backend} AES-{}", len * 8);
+                aes.decrypt_block(&mut b);
+                assert_eq!(b, pt, "{backend} AES-{} decrypt", len * 8);
+            }
+        }
+    }
+
+    #[test]
+    fn debug_hides_the_key() {
+        let aes = Aes::with_backend(&[0x42; 16], Backend::Soft).unwrap();
+        let text = format!("{aes:?}");
+        assert!(
+            text.contains("soft") && !text.contains("42") && !text.contains("66"),
+            "{text}"
+        );
+    }
+}

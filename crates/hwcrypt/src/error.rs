@@ -1,0 +1,97 @@
+//! The one error type of the library.
+//!
+//! Every fallible call returns [`Error`]; nothing in the public API panics on
+//! bad input. `Display` gives one readable line, suitable for a CLI.
+
+use core::fmt;
+
+/// What went wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// A key of the wrong length for the algorithm.
+    InvalidKeyLength {
+        /// What the algorithm accepts, e.g. "16, 24 or 32".
+        expected: &'static str,
+        /// What was given.
+        got: usize,
+    },
+    /// An IV, nonce or counter block of the wrong length.
+    InvalidIvLength {
+        /// Accepted length(s), in bytes.
+        expected: &'static str,
+        /// What was given.
+        got: usize,
+    },
+    /// Data whose length must be a multiple of the block size is not.
+    NotBlockAligned {
+        /// The length given.
+        len: usize,
+        /// The block size it must be a multiple of.
+        block_size: usize,
+    },
+    /// Separate input and output buffers of different lengths.
+    LengthMismatch {
+        /// Input length.
+        input: usize,
+        /// Output length.
+        output: usize,
+    },
+    /// PKCS#7 padding that does not check out (wrong key, corrupted or truncated data).
+    BadPadding,
+    /// No backend of that name exists.
+    UnknownBackend(String),
+    /// The backend exists but this CPU (after the `HWCRYPT_CPU` mask) cannot run it.
+    BackendUnavailable {
+        /// Algorithm asked for.
+        algorithm: &'static str,
+        /// Backend asked for.
+        backend: &'static str,
+        /// CPU features it needs that are missing or masked off, comma-separated.
+        missing: String,
+    },
+    /// The `HWCRYPT_CPU` capability mask could not be parsed.
+    InvalidCpuMask(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidKeyLength { expected, got } => {
+                write!(f, "invalid key length: {got} bytes (expected {expected})")
+            }
+            Error::InvalidIvLength { expected, got } => {
+                write!(f, "invalid IV length: {got} bytes (expected {expected})")
+            }
+            Error::NotBlockAligned { len, block_size } => write!(
+                f,
+                "data length {len} is not a multiple of the {block_size}-byte block size"
+            ),
+            Error::LengthMismatch { input, output } => write!(
+                f,
+                "output buffer is {output} bytes but input is {input} bytes; they must be equal"
+            ),
+            Error::BadPadding => {
+                f.write_str("bad padding (wrong key, or corrupted or truncated data)")
+            }
+            Error::UnknownBackend(name) => write!(
+                f,
+                "unknown backend '{name}' (known: soft, aesni, vaes-avx2, vaes-avx512)"
+            ),
+            Error::BackendUnavailable {
+                algorithm,
+                backend,
+                missing,
+            } => write!(
+                f,
+                "backend '{backend}' cannot run {algorithm} on this CPU (missing or masked: {missing})"
+            ),
+            Error::InvalidCpuMask(why) => write!(f, "invalid HWCRYPT_CPU: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Shorthand used throughout the crate.
+pub type Result<T> = core::result::Result<T, Error>;

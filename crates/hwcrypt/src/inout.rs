@@ -1,0 +1,132 @@
+//! A buffer that is either transformed in place or read from one slice and
+//! written to another, so every kernel serves both call shapes without a copy.
+//!
+//! Kernels in the per-ISA files take raw pointers from [`InOut::src_ptr`] and
+//! [`InOut::dst_ptr`]; both cover exactly [`InOut::len`] bytes. In place they
+//! are equal, so a kernel must load a block before it stores that block (all
+//! block-wise kernels do), and must not read a block after it stored it.
+//! Separate buffers never overlap (the borrow checker guarantees it).
+
+/// Input and output of one cipher call; see the module docs.
+#[derive(Debug)]
+pub(crate) enum InOut<'a> {
+    /// Transform `buf` in place.
+    InPlace(&'a mut [u8]),
+    /// Read `input`, write `output` (same length).
+    Separate {
+        input: &'a [u8],
+        output: &'a mut [u8],
+    },
+}
+
+impl<'a> InOut<'a> {
+    /// Separate buffers; `None` if their lengths differ.
+    pub(crate) fn separate(input: &'a [u8], output: &'a mut [u8]) -> Option<InOut<'a>> {
+        (input.len() == output.len()).then_some(InOut::Separate { input, output })
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            InOut::InPlace(buf) => buf.len(),
+            InOut::Separate { input, .. } => input.len(),
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Start of the bytes to read.
+    pub(crate) fn src_ptr(&self) -> *const u8 {
+        match self {
+            InOut::InPlace(buf) => buf.as_ptr(),
+            InOut::Separate { input, .. } => input.as_ptr(),
+        }
+    }
+
+    /// Start of the bytes to write (equal to `src_ptr` in place).
+    pub(crate) fn dst_ptr(&mut self) -> *mut u8 {
+        match self {
+            InOut::InPlace(buf) => buf.as_mut_ptr(),
+            InOut::Separate { output, .. } => output.as_mut_ptr(),
+        }
+    }
+
+    /// A shorter-lived view of the same buffers.
+    pub(crate) fn reborrow(&mut self) -> InOut<'_> {
+        match self {
+            InOut::InPlace(buf) => InOut::InPlace(buf),
+            InOut::Separate { input, output } => InOut::Separate { input, output },
+        }
+    }
+
+    /// Splits into `[..mid]` and `[mid..]`. Panics if `mid > len` (internal use only).
+    pub(crate) fn split_at(self, mid: usize) -> (InOut<'a>, InOut<'a>) {
+        match self {
+            InOut::InPlace(buf) => {
+                let (a, b) = buf.split_at_mut(mid);
+                (InOut::InPlace(a), InOut::InPlace(b))
+            }
+            InOut::Separate { input, output } => {
+                let (ia, ib) = input.split_at(mid);
+                let (oa, ob) = output.split_at_mut(mid);
+                (
+                    InOut::Separate {
+                        input: ia,
+                        output: oa,
+                    },
+                    InOut::Separate {
+                        input: ib,
+                        output: ob,
+                    },
+                )
+            }
+        }
+    }
+
+    /// Copies input bytes `[offset..offset + dst.len()]` into `dst`.
+    pub(crate) fn read(&self, offset: usize, dst: &mut [u8]) {
+        let src = match self {
+            InOut::InPlace(buf) => &buf[offset..offset + dst.len()],
+            InOut::Separate { input, .. } => &input[offset..offset + dst.len()],
+        };
+        dst.copy_from_slice(src);
+    }
+
+    /// Copies `src` into output bytes `[offset..offset + src.len()]`.
+    pub(crate) fn write(&mut self, offset: usize, src: &[u8]) {
+        let dst = match self {
+            InOut::InPlace(buf) => &mut buf[offset..offset + src.len()],
+            InOut::Separate { output, .. } => &mut output[offset..offset + src.len()],
+        };
+        dst.copy_from_slice(src);
+    }
+
+    /// Input byte `i`.
+    pub(crate) fn get(&self, i: usize) -> u8 {
+        match self {
+            InOut::InPlace(buf) => buf[i],
+            InOut::Separate { input, .. } => input[i],
+        }
+    }
+
+    /// Sets output byte `i`.
+    pub(crate) fn set(&mut self, i: usize, value: u8) {
+        match self {
+            InOut::InPlace(buf) => buf[i] = value,
+            InOut::Separate { output, .. } => output[i] = value,
+        }
+    }
+
+    /// Output = input XOR `keystream` (byte-wise, `keystream.len() == self.len()`).
+    pub(crate) fn xor_keystream(&mut self, keystream: &[u8]) {
+        debug_assert_eq!(keystream.len(), self.len());
+        match self {
+            InOut::InPlace(buf) => buf.iter_mut().zip(keystream).for_each(|(b, k)| *b ^= k),
+            InOut::Separate { input, output } => output
+                .iter_mut()
+                .zip(input.iter().zip(keystream))
+                .for_each(|(o, (i, k))| *o = i ^ k),
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! Cipher block chaining (NIST SP 800-38A 6.2).
+
+use super::{block_iv, padding, separate, whole_blocks};
+use crate::aes::{Aes, Block};
+use crate::error::Result;
+use crate::inout::InOut;
+
+/// AES-CBC over whole blocks. The chaining value (the last ciphertext block)
+/// is kept, so a message may be passed in several calls of whole blocks.
+#[derive(Clone)]
+pub struct Cbc {
+    aes: Aes,
+    chain: Block,
+}
+
+impl Cbc {
+    /// CBC with an expanded key and a 16-byte IV.
+    pub fn new(aes: Aes, iv: &[u8]) -> Result<Cbc> {
+        Ok(Cbc {
+            aes,
+            chain: block_iv(iv)?,
+        })
+    }
+
+    /// The chaining value: the last ciphertext block processed (the IV at first).
+    pub fn chaining_value(&self) -> Block {
+        self.chain
+    }
+
+    /// Encrypts `buf` in place; its length must be a multiple of 16.
+    pub fn encrypt(&mut self, buf: &mut [u8]) -> Result<()> {
+        self.aes
+            .kernels()
+            .cbc_encrypt(&mut self.chain, whole_blocks(InOut::InPlace(buf))?);
+        Ok(())
+    }
+
+    /// Encrypts `input` into `output` (same length, a multiple of 16).
+    pub fn encrypt_to(&mut self, input: &[u8], output: &mut [u8]) -> Result<()> {
+        self.aes
+            .kernels()
+            .cbc_encrypt(&mut self.chain, whole_blocks(separate(input, output)?)?);
+        Ok(())
+    }
+
+    /// Decrypts `buf` in place; its length must be a multiple of 16.
+    pub fn decrypt(&mut self, buf: &mut [u8]) -> Result<()> {
+        self.aes
+            .kernels()
+            .cbc_decrypt(&mut self.chain, whole_blocks(InOut::InPlace(buf))?);
+        Ok(())
+    }
+
+    /// Decrypts `input` into `output` (same length, a multiple of 16).
+    pub fn decrypt_to(&mut self, input: &[u8], output: &mut [u8]) -> Result<()> {
+        self.aes
+            .kernels()
+            .cbc_decrypt(&mut self.chain, whole_blocks(separate(input, output)?)?);
+        Ok(())
+    }
+
+    /// Pads `plaintext` with PKCS#7 and encrypts it: a whole message.
+    pub fn encrypt_padded(&mut self, plaintext: &[u8]) -> Vec<u8> {
+        let mut buf = plaintext.to_vec();
+        padding::pkcs7_pad(&mut buf, crate::aes::BLOCK_SIZE);
+        self.aes
+            .kernels()
+            .cbc_encrypt(&mut self.chain, InOut::InPlace(&mut buf));
+        buf
+    }
+
+    /// Decrypts a whole PKCS#7-padded message and removes the padding.
+    /// A bad padding is [`Error::BadPadding`](crate::Error::BadPadding).
+    pub fn decrypt_padded(&mut self, ciphertext: &[u8]) -> Result<Vec<u8>> {
+        let mut buf = vec![0; ciphertext.len()];
+        self.decrypt_to(ciphertext, &mut buf)?;
+        let len = padding::pkcs7_unpad(&buf, crate::aes::BLOCK_SIZE)?.len();
+        buf.truncate(len);
+        Ok(buf)
+    }
+}
+
+impl core::fmt::Debug for Cbc {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Cbc")
+            .field("aes", &self.aes)
+            .finish_non_exhaustive()
+    }
+}

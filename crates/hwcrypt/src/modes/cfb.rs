@@ -1,0 +1,175 @@
+//! Cipher feedback (NIST SP 800-38A 6.3) with 128-bit and 8-bit segments,
+//! as streams.
+
+use super::{block_iv, separate};
+use crate::aes::{Aes, BLOCK_SIZE, Block};
+use crate::error::Result;
+use crate::inout::InOut;
+use zeroize::Zeroize;
+
+/// AES-CFB128; calls of any length continue where the last stopped.
+#[derive(Clone)]
+pub struct Cfb128 {
+    aes: Aes,
+    /// With `used == 0`: the previous ciphertext block (the IV at first).
+    /// Otherwise: the encrypted register, whose first `used` bytes have
+    /// already been replaced by the ciphertext bytes produced with them.
+    register: Block,
+    used: usize,
+}
+
+impl Cfb128 {
+    /// CFB128 with an expanded key and a 16-byte IV.
+    pub fn new(aes: Aes, iv: &[u8]) -> Result<Cfb128> {
+        Ok(Cfb128 {
+            aes,
+            register: block_iv(iv)?,
+            used: 0,
+        })
+    }
+
+    /// Encrypts `buf` in place.
+    pub fn encrypt(&mut self, buf: &mut [u8]) {
+        self.run(InOut::InPlace(buf), Direction::Encrypt);
+    }
+
+    /// Encrypts `input` into `output` (same length).
+    pub fn encrypt_to(&mut self, input: &[u8], output: &mut [u8]) -> Result<()> {
+        self.run(separate(input, output)?, Direction::Encrypt);
+        Ok(())
+    }
+
+    /// Decrypts `buf` in place.
+    pub fn decrypt(&mut self, buf: &mut [u8]) {
+        self.run(InOut::InPlace(buf), Direction::Decrypt);
+    }
+
+    /// Decrypts `input` into `output` (same length).
+    pub fn decrypt_to(&mut self, input: &[u8], output: &mut [u8]) -> Result<()> {
+        self.run(separate(input, output)?, Direction::Decrypt);
+        Ok(())
+    }
+
+    /// XORs bytes against the encrypted register, feeding ciphertext back.
+    fn bytes(&mut self, io: &mut InOut<'_>, direction: Direction) {
+        for i in 0..io.len() {
+            let input = io.get(i);
+            let output = input ^ self.register[self.used];
+            io.set(i, output);
+            self.register[self.used] = match direction {
+                Direction::Encrypt => output,
+                Direction::Decrypt => input,
+            };
+            self.used += 1;
+        }
+        self.used %= BLOCK_SIZE;
+    }
+
+    fn run(&mut self, mut io: InOut<'_>, direction: Direction) {
+        if self.used != 0 && !io.is_empty() {
+            let take = (BLOCK_SIZE - self.used).min(io.len());
+            let (mut head, rest) = io.split_at(take);
+            self.bytes(&mut head, direction);
+            io = rest;
+        }
+        let whole = io.len() - io.len() % BLOCK_SIZE;
+        let (body, mut tail) = io.split_at(whole);
+        if !body.is_empty() {
+            let kernels = self.aes.kernels();
+            match direction {
+                Direction::Encrypt => kernels.cfb128_encrypt(&mut self.register, body),
+                Direction::Decrypt => kernels.cfb128_decrypt(&mut self.register, body),
+            }
+        }
+        if !tail.is_empty() {
+            self.aes.encrypt_block(&mut self.register);
+            self.bytes(&mut tail, direction);
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Direction {
+    Encrypt,
+    Decrypt,
+}
+
+/// AES-CFB8: one byte per block encryption (16x the work of CFB128). Any
+/// call length; state carries over.
+#[derive(Clone)]
+pub struct Cfb8 {
+    aes: Aes,
+    /// The last 16 ciphertext bytes (the IV at first).
+    register: Block,
+}
+
+impl Cfb8 {
+    /// CFB8 with an expanded key and a 16-byte IV.
+    pub fn new(aes: Aes, iv: &[u8]) -> Result<Cfb8> {
+        Ok(Cfb8 {
+            aes,
+            register: block_iv(iv)?,
+        })
+    }
+
+    /// Encrypts `buf` in place.
+    pub fn encrypt(&mut self, buf: &mut [u8]) {
+        self.run(InOut::InPlace(buf), Direction::Encrypt);
+    }
+
+    /// Encrypts `input` into `output` (same length).
+    pub fn encrypt_to(&mut self, input: &[u8], output: &mut [u8]) -> Result<()> {
+        self.run(separate(input, output)?, Direction::Encrypt);
+        Ok(())
+    }
+
+    /// Decrypts `buf` in place.
+    pub fn decrypt(&mut self, buf: &mut [u8]) {
+        self.run(InOut::InPlace(buf), Direction::Decrypt);
+    }
+
+    /// Decrypts `input` into `output` (same length).
+    pub fn decrypt_to(&mut self, input: &[u8], output: &mut [u8]) -> Result<()> {
+        self.run(separate(input, output)?, Direction::Decrypt);
+        Ok(())
+    }
+
+    fn run(&mut self, mut io: InOut<'_>, direction: Direction) {
+        for i in 0..io.len() {
+            let mut pad = self.register;
+            self.aes.encrypt_block(&mut pad);
+            let input = io.get(i);
+            let output = input ^ pad[0];
+            io.set(i, output);
+            let ciphertext = match direction {
+                Direction::Encrypt => output,
+                Direction::Decrypt => input,
+            };
+            self.register.copy_within(1.., 0);
+            self.register[BLOCK_SIZE - 1] = ciphertext;
+            pad.zeroize();
+        }
+    }
+}
+
+impl Drop for Cfb128 {
+    fn drop(&mut self) {
+        self.register.zeroize();
+    }
+}
+
+impl core::fmt::Debug for Cfb128 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Cfb128")
+            .field("aes", &self.aes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl core::fmt::Debug for Cfb8 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Cfb8")
+            .field("aes", &self.aes)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,130 @@
+//! Counter mode (NIST SP 800-38A 6.5) as a seekable stream.
+
+use super::{block_iv, separate};
+use crate::aes::{Aes, BLOCK_SIZE, Block, CounterWidth};
+use crate::error::Result;
+use crate::inout::InOut;
+use zeroize::Zeroize;
+
+/// AES-CTR keystream. Calls of any length continue where the last stopped;
+/// [`Ctr::seek`] jumps to any byte offset. Encryption and decryption are the
+/// same operation, [`Ctr::apply_keystream`].
+#[derive(Clone)]
+pub struct Ctr {
+    aes: Aes,
+    width: CounterWidth,
+    /// Counter block of byte offset 0.
+    initial: Block,
+    /// Counter block of the next keystream block to generate.
+    counter: Block,
+    /// The current keystream block; bytes `[used..]` are still unused.
+    keystream: Block,
+    /// 0 when no partial keystream block is pending, else 1..=15.
+    used: usize,
+    /// Byte offset of the next byte.
+    position: u128,
+}
+
+impl Ctr {
+    /// CTR whose 16-byte initial counter block is one big-endian 128-bit
+    /// integer that carries across all 128 bits (SP 800-38A, SSH `aes*-ctr`).
+    pub fn new(aes: Aes, initial_counter: &[u8]) -> Result<Ctr> {
+        Ctr::with_width(aes, initial_counter, CounterWidth::Full128)
+    }
+
+    /// CTR with an explicit counter width, e.g. [`CounterWidth::Low32`] for
+    /// GCM-style counters that wrap in the last 4 bytes.
+    pub fn with_width(aes: Aes, initial_counter: &[u8], width: CounterWidth) -> Result<Ctr> {
+        let initial = block_iv(initial_counter)?;
+        Ok(Ctr {
+            aes,
+            width,
+            initial,
+            counter: initial,
+            keystream: [0; BLOCK_SIZE],
+            used: 0,
+            position: 0,
+        })
+    }
+
+    /// XORs the keystream into `buf`.
+    pub fn apply_keystream(&mut self, buf: &mut [u8]) {
+        self.apply(InOut::InPlace(buf));
+    }
+
+    /// Writes `input` XOR keystream to `output` (same length).
+    pub fn apply_keystream_to(&mut self, input: &[u8], output: &mut [u8]) -> Result<()> {
+        self.apply(separate(input, output)?);
+        Ok(())
+    }
+
+    /// Moves to byte `offset` of the keystream (relative to the initial counter).
+    pub fn seek(&mut self, offset: u128) {
+        self.counter = self.initial;
+        self.width
+            .add(&mut self.counter, offset / BLOCK_SIZE as u128);
+        self.used = (offset % BLOCK_SIZE as u128) as usize;
+        if self.used != 0 {
+            self.next_keystream_block();
+        }
+        self.position = offset;
+    }
+
+    /// Byte offset of the next keystream byte.
+    pub fn position(&self) -> u128 {
+        self.position
+    }
+
+    /// The counter block of the next keystream block to be generated.
+    pub fn next_counter(&self) -> Block {
+        self.counter
+    }
+
+    fn next_keystream_block(&mut self) {
+        self.keystream = [0; BLOCK_SIZE];
+        let kernels = self.aes.kernels();
+        kernels.ctr(
+            &mut self.counter,
+            self.width,
+            InOut::InPlace(&mut self.keystream),
+        );
+    }
+
+    fn apply(&mut self, mut io: InOut<'_>) {
+        let len = io.len();
+        if self.used != 0 && len != 0 {
+            let take = (BLOCK_SIZE - self.used).min(io.len());
+            let (mut head, rest) = io.split_at(take);
+            head.xor_keystream(&self.keystream[self.used..self.used + take]);
+            self.used = (self.used + take) % BLOCK_SIZE;
+            io = rest;
+        }
+        let whole = io.len() - io.len() % BLOCK_SIZE;
+        let (body, mut tail) = io.split_at(whole);
+        if !body.is_empty() {
+            self.aes.kernels().ctr(&mut self.counter, self.width, body);
+        }
+        if !tail.is_empty() {
+            self.next_keystream_block();
+            tail.xor_keystream(&self.keystream[..tail.len()]);
+            self.used = tail.len();
+        }
+        self.position = self.position.wrapping_add(len as u128);
+    }
+}
+
+impl Drop for Ctr {
+    fn drop(&mut self) {
+        self.keystream.zeroize();
+    }
+}
+
+impl core::fmt::Debug for Ctr {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Ctr")
+            .field("aes", &self.aes)
+            .field("width", &self.width)
+            .field("position", &self.position)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,57 @@
+//! Electronic codebook: each block on its own. Leaks equal plaintext blocks;
+//! here for interoperability and as a building block.
+
+use super::{separate, whole_blocks};
+use crate::aes::Aes;
+use crate::error::Result;
+use crate::inout::InOut;
+
+/// AES-ECB over whole blocks.
+#[derive(Clone, Debug)]
+pub struct Ecb {
+    aes: Aes,
+}
+
+impl Ecb {
+    /// ECB with an expanded key.
+    pub fn new(aes: Aes) -> Ecb {
+        Ecb { aes }
+    }
+
+    /// The key in use.
+    pub fn aes(&self) -> &Aes {
+        &self.aes
+    }
+
+    /// Encrypts `buf` in place; its length must be a multiple of 16.
+    pub fn encrypt(&self, buf: &mut [u8]) -> Result<()> {
+        self.aes
+            .kernels()
+            .ecb_encrypt(whole_blocks(InOut::InPlace(buf))?);
+        Ok(())
+    }
+
+    /// Encrypts `input` into `output` (same length, a multiple of 16).
+    pub fn encrypt_to(&self, input: &[u8], output: &mut [u8]) -> Result<()> {
+        self.aes
+            .kernels()
+            .ecb_encrypt(whole_blocks(separate(input, output)?)?);
+        Ok(())
+    }
+
+    /// Decrypts `buf` in place; its length must be a multiple of 16.
+    pub fn decrypt(&self, buf: &mut [u8]) -> Result<()> {
+        self.aes
+            .kernels()
+            .ecb_decrypt(whole_blocks(InOut::InPlace(buf))?);
+        Ok(())
+    }
+
+    /// Decrypts `input` into `output` (same length, a multiple of 16).
+    pub fn decrypt_to(&self, input: &[u8], output: &mut [u8]) -> Result<()> {
+        self.aes
+            .kernels()
+            .ecb_decrypt(whole_blocks(separate(input, output)?)?);
+        Ok(())
+    }
+}

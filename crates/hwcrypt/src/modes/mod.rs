@@ -1,0 +1,57 @@
+//! Block cipher modes, written once over the kernels every AES backend provides.
+//!
+//! * [`Ecb`] and [`Cbc`] work on whole blocks; [`Cbc`] keeps its chaining
+//!   value across calls. Use [`padding`] for messages of any length.
+//! * [`Ctr`], [`Cfb128`], [`Cfb8`] and [`Ofb`] are streams: calls of any
+//!   length, even one byte, continue exactly where the previous call stopped.
+//!   [`Ctr`] can also seek to any byte offset.
+//!
+//! Every operation has an in-place form (`encrypt`, `apply_keystream`, ...)
+//! and a separate-buffers form (`..._to`) that reads one slice and writes
+//! another of the same length.
+
+mod cbc;
+mod cfb;
+mod ctr;
+mod ecb;
+mod ofb;
+pub mod padding;
+
+pub use cbc::Cbc;
+pub use cfb::{Cfb8, Cfb128};
+pub use ctr::Ctr;
+pub use ecb::Ecb;
+pub use ofb::Ofb;
+
+use crate::aes::{BLOCK_SIZE, Block};
+use crate::error::{Error, Result};
+use crate::inout::InOut;
+
+/// Checks that `iv` is one block long.
+fn block_iv(iv: &[u8]) -> Result<Block> {
+    iv.try_into().map_err(|_| Error::InvalidIvLength {
+        expected: "16",
+        got: iv.len(),
+    })
+}
+
+/// Pairs separate buffers, or reports their length mismatch.
+fn separate<'a>(input: &'a [u8], output: &'a mut [u8]) -> Result<InOut<'a>> {
+    let output_len = output.len();
+    InOut::separate(input, output).ok_or(Error::LengthMismatch {
+        input: input.len(),
+        output: output_len,
+    })
+}
+
+/// Checks that a block mode's data is a whole number of blocks.
+fn whole_blocks(io: InOut<'_>) -> Result<InOut<'_>> {
+    if io.len() % BLOCK_SIZE == 0 {
+        Ok(io)
+    } else {
+        Err(Error::NotBlockAligned {
+            len: io.len(),
+            block_size: BLOCK_SIZE,
+        })
+    }
+}

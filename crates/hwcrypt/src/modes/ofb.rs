@@ -1,0 +1,74 @@
+//! Output feedback (NIST SP 800-38A 6.4) as a stream.
+
+use super::{block_iv, separate};
+use crate::aes::{Aes, BLOCK_SIZE, Block};
+use crate::error::Result;
+use crate::inout::InOut;
+use zeroize::Zeroize;
+
+/// AES-OFB keystream; calls of any length continue where the last stopped.
+/// Encryption and decryption are the same operation.
+#[derive(Clone)]
+pub struct Ofb {
+    aes: Aes,
+    /// The last keystream block (the IV at first).
+    register: Block,
+    /// Bytes of `register` already used: 0 (none pending) or 1..=15.
+    used: usize,
+}
+
+impl Ofb {
+    /// OFB with an expanded key and a 16-byte IV.
+    pub fn new(aes: Aes, iv: &[u8]) -> Result<Ofb> {
+        Ok(Ofb {
+            aes,
+            register: block_iv(iv)?,
+            used: 0,
+        })
+    }
+
+    /// XORs the keystream into `buf`.
+    pub fn apply_keystream(&mut self, buf: &mut [u8]) {
+        self.apply(InOut::InPlace(buf));
+    }
+
+    /// Writes `input` XOR keystream to `output` (same length).
+    pub fn apply_keystream_to(&mut self, input: &[u8], output: &mut [u8]) -> Result<()> {
+        self.apply(separate(input, output)?);
+        Ok(())
+    }
+
+    fn apply(&mut self, mut io: InOut<'_>) {
+        if self.used != 0 && !io.is_empty() {
+            let take = (BLOCK_SIZE - self.used).min(io.len());
+            let (mut head, rest) = io.split_at(take);
+            head.xor_keystream(&self.register[self.used..self.used + take]);
+            self.used = (self.used + take) % BLOCK_SIZE;
+            io = rest;
+        }
+        let whole = io.len() - io.len() % BLOCK_SIZE;
+        let (body, mut tail) = io.split_at(whole);
+        if !body.is_empty() {
+            self.aes.kernels().ofb(&mut self.register, body);
+        }
+        if !tail.is_empty() {
+            self.aes.encrypt_block(&mut self.register);
+            tail.xor_keystream(&self.register[..tail.len()]);
+            self.used = tail.len();
+        }
+    }
+}
+
+impl Drop for Ofb {
+    fn drop(&mut self) {
+        self.register.zeroize();
+    }
+}
+
+impl core::fmt::Debug for Ofb {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Ofb")
+            .field("aes", &self.aes)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,180 @@
+//! The one table of implementations: algorithm x backend x priority x the CPU
+//! features each needs.
+//!
+//! "Supported" (the CPU can run it) is separate from "preferred" (the highest
+//! priority among the supported). The default for an algorithm is the
+//! highest-priority backend the masked CPU can run; callers may also ask for a
+//! backend by name, which fails cleanly if the CPU cannot run it.
+
+use crate::backend::Backend;
+use crate::cpu::{self, Feature, Features};
+use crate::error::{Error, Result};
+use core::fmt;
+
+/// An algorithm family with its own set of backends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Algorithm {
+    /// AES-128/192/256 block cipher and its ECB, CBC, CTR, CFB8, CFB128 and OFB modes.
+    Aes,
+}
+
+impl Algorithm {
+    /// Every algorithm, in display order.
+    pub const ALL: [Algorithm; 1] = [Algorithm::Aes];
+
+    /// Stable name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Algorithm::Aes => "aes",
+        }
+    }
+
+    /// What the name covers.
+    pub const fn description(self) -> &'static str {
+        match self {
+            Algorithm::Aes => "AES-128/192/256: ECB, CBC, CTR, CFB8, CFB128, OFB",
+        }
+    }
+}
+
+impl fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One row of the registry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Implementation {
+    /// The algorithm implemented.
+    pub algorithm: Algorithm,
+    /// The backend implementing it.
+    pub backend: Backend,
+    /// Higher wins when the CPU can run several.
+    pub priority: u32,
+    /// CPU features the backend needs.
+    pub requires: Features,
+}
+
+impl Implementation {
+    /// Whether a CPU with `features` can run this implementation.
+    pub fn runs_on(&self, features: Features) -> bool {
+        features.contains(self.requires)
+    }
+}
+
+const fn row(
+    algorithm: Algorithm,
+    backend: Backend,
+    priority: u32,
+    requires: &[Feature],
+) -> Implementation {
+    Implementation {
+        algorithm,
+        backend,
+        priority,
+        requires: Features::of(requires),
+    }
+}
+
+/// Features the `aesni` AES backend needs (`pshufb` for counter byte order).
+pub const AESNI_FEATURES: &[Feature] = &[Feature::Aes, Feature::Ssse3];
+/// Features the `vaes-avx2` AES backend needs (it uses AES-NI for key setup
+/// and single blocks).
+pub const VAES_AVX2_FEATURES: &[Feature] = &[
+    Feature::Aes,
+    Feature::Ssse3,
+    Feature::Avx,
+    Feature::Avx2,
+    Feature::Vaes,
+];
+
+/// The registry, highest priority first within each algorithm.
+static TABLE: &[Implementation] = &[
+    #[cfg(target_arch = "x86_64")]
+    row(Algorithm::Aes, Backend::VaesAvx2, 300, VAES_AVX2_FEATURES),
+    #[cfg(target_arch = "x86_64")]
+    row(Algorithm::Aes, Backend::AesNi, 200, AESNI_FEATURES),
+    row(Algorithm::Aes, Backend::Soft, 100, &[]),
+];
+
+/// Every registered implementation of `algorithm`, highest priority first.
+pub fn implementations(algorithm: Algorithm) -> impl Iterator<Item = &'static Implementation> {
+    let mut rows: Vec<&'static Implementation> =
+        TABLE.iter().filter(|r| r.algorithm == algorithm).collect();
+    rows.sort_by(|a, b| b.priority.cmp(&a.priority));
+    rows.into_iter()
+}
+
+/// The highest-priority implementation of `algorithm` a CPU with `features` can run.
+pub fn select(algorithm: Algorithm, features: Features) -> Backend {
+    implementations(algorithm)
+        .find(|r| r.runs_on(features))
+        .map(|r| r.backend)
+        // Every algorithm registers a `soft` row with no requirements.
+        .unwrap_or(Backend::Soft)
+}
+
+/// The backend `algorithm` uses by default on this (masked) CPU.
+pub fn default_backend(algorithm: Algorithm) -> Result<Backend> {
+    Ok(select(algorithm, cpu::features()?))
+}
+
+/// Checks that `backend` implements `algorithm` and that this (masked) CPU can run it.
+pub fn check(algorithm: Algorithm, backend: Backend) -> Result<()> {
+    check_with(algorithm, backend, cpu::features()?)
+}
+
+/// [`check`] against an explicit feature set.
+pub fn check_with(algorithm: Algorithm, backend: Backend, features: Features) -> Result<()> {
+    let row = implementations(algorithm)
+        .find(|r| r.backend == backend)
+        .ok_or_else(|| Error::BackendUnavailable {
+            algorithm: algorithm.name(),
+            backend: backend.name(),
+            missing: "not implemented for this algorithm or architecture".into(),
+        })?;
+    if row.runs_on(features) {
+        Ok(())
+    } else {
+        Err(Error::BackendUnavailable {
+            algorithm: algorithm.name(),
+            backend: backend.name(),
+            missing: features.missing(row.requires).to_string(),
+        })
+    }
+}
+
+/// The backends of `algorithm` a CPU with `features` can run, highest priority first.
+pub fn runnable(algorithm: Algorithm, features: Features) -> Vec<Backend> {
+    implementations(algorithm)
+        .filter(|r| r.runs_on(features))
+        .map(|r| r.backend)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn soft_is_always_there_and_is_the_floor() {
+        for alg in Algorithm::ALL {
+            assert_eq!(select(alg, Features::NONE), Backend::Soft);
+            assert!(check_with(alg, Backend::Soft, Features::NONE).is_ok());
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn priorities_pick_the_widest_runnable() {
+        let all = Features::of(&Feature::ALL);
+        assert_eq!(select(Algorithm::Aes, all), Backend::VaesAvx2);
+        let no_vaes = Features::of(&[Feature::Aes, Feature::Ssse3, Feature::Avx, Feature::Avx2]);
+        assert_eq!(select(Algorithm::Aes, no_vaes), Backend::AesNi);
+        let err = check_with(Algorithm::Aes, Backend::VaesAvx2, no_vaes).unwrap_err();
+        assert!(err.to_string().contains("vaes"), "{err}");
+        assert!(check_with(Algorithm::Aes, Backend::VaesAvx512, all).is_err());
+    }
+}
