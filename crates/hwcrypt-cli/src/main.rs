@@ -1,4 +1,36 @@
-//! `hwcrypt`: the command-line tool.
+//! `hwcrypt`: the command-line tool, a thin layer over the `hwcrypt` library.
 #![forbid(unsafe_code)]
 
-fn main() {}
+mod cmd;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Fast, constant-time symmetric encryption on the AES hardware of this CPU.
+#[derive(Debug, Parser)]
+#[command(name = "hwcrypt", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Show the CPU, its features (before and after the HWCRYPT_CPU mask) and
+    /// the backend each algorithm uses.
+    Cpu(cmd::cpu::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Cpu(args) => cmd::cpu::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("hwcrypt: error: {err}");
+            ExitCode::from(2)
+        }
+    }
+}

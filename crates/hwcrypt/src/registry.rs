@@ -90,7 +90,8 @@ pub const VAES_AVX2_FEATURES: &[Feature] = &[
     Feature::Vaes,
 ];
 
-/// The registry, highest priority first within each algorithm.
+/// The registry, highest priority first within each algorithm (a test checks
+/// the order, so lookups need no sorting).
 static TABLE: &[Implementation] = &[
     #[cfg(target_arch = "x86_64")]
     row(Algorithm::Aes, Backend::VaesAvx2, 300, VAES_AVX2_FEATURES),
@@ -163,6 +164,18 @@ mod tests {
         for alg in Algorithm::ALL {
             assert_eq!(select(alg, Features::NONE), Backend::Soft);
             assert!(check_with(alg, Backend::Soft, Features::NONE).is_ok());
+        }
+    }
+
+    #[test]
+    fn table_is_sorted_by_priority_and_has_no_duplicates() {
+        for alg in Algorithm::ALL {
+            let rows: Vec<_> = implementations(alg).collect();
+            assert!(
+                rows.windows(2).all(|w| w[0].priority > w[1].priority),
+                "{alg}"
+            );
+            assert_eq!(rows.last().map(|r| r.backend), Some(Backend::Soft), "{alg}");
         }
     }
 

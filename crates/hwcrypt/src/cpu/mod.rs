@@ -272,7 +272,8 @@ pub fn mask() -> Result<Mask> {
 ///
 /// Fails only when `HWCRYPT_CPU` is set to something that does not parse.
 pub fn features() -> Result<Features> {
-    Ok(mask()?.apply(detected()))
+    static USABLE: OnceLock<Result<Features>> = OnceLock::new();
+    USABLE.get_or_init(|| Ok(mask()?.apply(detected()))).clone()
 }
 
 fn detect() -> Features {

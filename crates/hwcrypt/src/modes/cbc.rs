@@ -4,18 +4,19 @@ use super::{block_iv, padding, separate, whole_blocks};
 use crate::aes::{Aes, Block};
 use crate::error::Result;
 use crate::inout::InOut;
+use core::borrow::Borrow;
 
 /// AES-CBC over whole blocks. The chaining value (the last ciphertext block)
 /// is kept, so a message may be passed in several calls of whole blocks.
 #[derive(Clone)]
-pub struct Cbc {
-    aes: Aes,
+pub struct Cbc<K = Aes> {
+    aes: K,
     chain: Block,
 }
 
-impl Cbc {
+impl<K: Borrow<Aes>> Cbc<K> {
     /// CBC with an expanded key and a 16-byte IV.
-    pub fn new(aes: Aes, iv: &[u8]) -> Result<Cbc> {
+    pub fn new(aes: K, iv: &[u8]) -> Result<Self> {
         Ok(Cbc {
             aes,
             chain: block_iv(iv)?,
@@ -30,6 +31,7 @@ impl Cbc {
     /// Encrypts `buf` in place; its length must be a multiple of 16.
     pub fn encrypt(&mut self, buf: &mut [u8]) -> Result<()> {
         self.aes
+            .borrow()
             .kernels()
             .cbc_encrypt(&mut self.chain, whole_blocks(InOut::InPlace(buf))?);
         Ok(())
@@ -38,6 +40,7 @@ impl Cbc {
     /// Encrypts `input` into `output` (same length, a multiple of 16).
     pub fn encrypt_to(&mut self, input: &[u8], output: &mut [u8]) -> Result<()> {
         self.aes
+            .borrow()
             .kernels()
             .cbc_encrypt(&mut self.chain, whole_blocks(separate(input, output)?)?);
         Ok(())
@@ -46,6 +49,7 @@ impl Cbc {
     /// Decrypts `buf` in place; its length must be a multiple of 16.
     pub fn decrypt(&mut self, buf: &mut [u8]) -> Result<()> {
         self.aes
+            .borrow()
             .kernels()
             .cbc_decrypt(&mut self.chain, whole_blocks(InOut::InPlace(buf))?);
         Ok(())
@@ -54,6 +58,7 @@ impl Cbc {
     /// Decrypts `input` into `output` (same length, a multiple of 16).
     pub fn decrypt_to(&mut self, input: &[u8], output: &mut [u8]) -> Result<()> {
         self.aes
+            .borrow()
             .kernels()
             .cbc_decrypt(&mut self.chain, whole_blocks(separate(input, output)?)?);
         Ok(())
@@ -64,6 +69,7 @@ impl Cbc {
         let mut buf = plaintext.to_vec();
         padding::pkcs7_pad(&mut buf, crate::aes::BLOCK_SIZE);
         self.aes
+            .borrow()
             .kernels()
             .cbc_encrypt(&mut self.chain, InOut::InPlace(&mut buf));
         buf
@@ -80,10 +86,10 @@ impl Cbc {
     }
 }
 
-impl core::fmt::Debug for Cbc {
+impl<K: Borrow<Aes>> core::fmt::Debug for Cbc<K> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Cbc")
-            .field("aes", &self.aes)
+            .field("aes", self.aes.borrow())
             .finish_non_exhaustive()
     }
 }

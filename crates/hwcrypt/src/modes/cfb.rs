@@ -5,12 +5,13 @@ use super::{block_iv, separate};
 use crate::aes::{Aes, BLOCK_SIZE, Block};
 use crate::error::Result;
 use crate::inout::InOut;
+use core::borrow::Borrow;
 use zeroize::Zeroize;
 
 /// AES-CFB128; calls of any length continue where the last stopped.
 #[derive(Clone)]
-pub struct Cfb128 {
-    aes: Aes,
+pub struct Cfb128<K = Aes> {
+    aes: K,
     /// With `used == 0`: the previous ciphertext block (the IV at first).
     /// Otherwise: the encrypted register, whose first `used` bytes have
     /// already been replaced by the ciphertext bytes produced with them.
@@ -18,9 +19,9 @@ pub struct Cfb128 {
     used: usize,
 }
 
-impl Cfb128 {
+impl<K: Borrow<Aes>> Cfb128<K> {
     /// CFB128 with an expanded key and a 16-byte IV.
-    pub fn new(aes: Aes, iv: &[u8]) -> Result<Cfb128> {
+    pub fn new(aes: K, iv: &[u8]) -> Result<Self> {
         Ok(Cfb128 {
             aes,
             register: block_iv(iv)?,
@@ -75,14 +76,14 @@ impl Cfb128 {
         let whole = io.len() - io.len() % BLOCK_SIZE;
         let (body, mut tail) = io.split_at(whole);
         if !body.is_empty() {
-            let kernels = self.aes.kernels();
+            let kernels = self.aes.borrow().kernels();
             match direction {
                 Direction::Encrypt => kernels.cfb128_encrypt(&mut self.register, body),
                 Direction::Decrypt => kernels.cfb128_decrypt(&mut self.register, body),
             }
         }
         if !tail.is_empty() {
-            self.aes.encrypt_block(&mut self.register);
+            self.aes.borrow().encrypt_block(&mut self.register);
             self.bytes(&mut tail, direction);
         }
     }
@@ -97,15 +98,15 @@ enum Direction {
 /// AES-CFB8: one byte per block encryption (16x the work of CFB128). Any
 /// call length; state carries over.
 #[derive(Clone)]
-pub struct Cfb8 {
-    aes: Aes,
+pub struct Cfb8<K = Aes> {
+    aes: K,
     /// The last 16 ciphertext bytes (the IV at first).
     register: Block,
 }
 
-impl Cfb8 {
+impl<K: Borrow<Aes>> Cfb8<K> {
     /// CFB8 with an expanded key and a 16-byte IV.
-    pub fn new(aes: Aes, iv: &[u8]) -> Result<Cfb8> {
+    pub fn new(aes: K, iv: &[u8]) -> Result<Self> {
         Ok(Cfb8 {
             aes,
             register: block_iv(iv)?,
@@ -137,7 +138,7 @@ impl Cfb8 {
     fn run(&mut self, mut io: InOut<'_>, direction: Direction) {
         for i in 0..io.len() {
             let mut pad = self.register;
-            self.aes.encrypt_block(&mut pad);
+            self.aes.borrow().encrypt_block(&mut pad);
             let input = io.get(i);
             let output = input ^ pad[0];
             io.set(i, output);
@@ -152,24 +153,24 @@ impl Cfb8 {
     }
 }
 
-impl Drop for Cfb128 {
+impl<K> Drop for Cfb128<K> {
     fn drop(&mut self) {
         self.register.zeroize();
     }
 }
 
-impl core::fmt::Debug for Cfb128 {
+impl<K: Borrow<Aes>> core::fmt::Debug for Cfb128<K> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Cfb128")
-            .field("aes", &self.aes)
+            .field("aes", self.aes.borrow())
             .finish_non_exhaustive()
     }
 }
 
-impl core::fmt::Debug for Cfb8 {
+impl<K: Borrow<Aes>> core::fmt::Debug for Cfb8<K> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Cfb8")
-            .field("aes", &self.aes)
+            .field("aes", self.aes.borrow())
             .finish_non_exhaustive()
     }
 }

@@ -4,14 +4,15 @@ use super::{block_iv, separate};
 use crate::aes::{Aes, BLOCK_SIZE, Block, CounterWidth};
 use crate::error::Result;
 use crate::inout::InOut;
+use core::borrow::Borrow;
 use zeroize::Zeroize;
 
 /// AES-CTR keystream. Calls of any length continue where the last stopped;
 /// [`Ctr::seek`] jumps to any byte offset. Encryption and decryption are the
 /// same operation, [`Ctr::apply_keystream`].
 #[derive(Clone)]
-pub struct Ctr {
-    aes: Aes,
+pub struct Ctr<K = Aes> {
+    aes: K,
     width: CounterWidth,
     /// Counter block of byte offset 0.
     initial: Block,
@@ -25,16 +26,16 @@ pub struct Ctr {
     position: u128,
 }
 
-impl Ctr {
+impl<K: Borrow<Aes>> Ctr<K> {
     /// CTR whose 16-byte initial counter block is one big-endian 128-bit
     /// integer that carries across all 128 bits (SP 800-38A, SSH `aes*-ctr`).
-    pub fn new(aes: Aes, initial_counter: &[u8]) -> Result<Ctr> {
+    pub fn new(aes: K, initial_counter: &[u8]) -> Result<Self> {
         Ctr::with_width(aes, initial_counter, CounterWidth::Full128)
     }
 
     /// CTR with an explicit counter width, e.g. [`CounterWidth::Low32`] for
     /// GCM-style counters that wrap in the last 4 bytes.
-    pub fn with_width(aes: Aes, initial_counter: &[u8], width: CounterWidth) -> Result<Ctr> {
+    pub fn with_width(aes: K, initial_counter: &[u8], width: CounterWidth) -> Result<Self> {
         let initial = block_iv(initial_counter)?;
         Ok(Ctr {
             aes,
@@ -82,7 +83,7 @@ impl Ctr {
 
     fn next_keystream_block(&mut self) {
         self.keystream = [0; BLOCK_SIZE];
-        let kernels = self.aes.kernels();
+        let kernels = self.aes.borrow().kernels();
         kernels.ctr(
             &mut self.counter,
             self.width,
@@ -102,7 +103,10 @@ impl Ctr {
         let whole = io.len() - io.len() % BLOCK_SIZE;
         let (body, mut tail) = io.split_at(whole);
         if !body.is_empty() {
-            self.aes.kernels().ctr(&mut self.counter, self.width, body);
+            self.aes
+                .borrow()
+                .kernels()
+                .ctr(&mut self.counter, self.width, body);
         }
         if !tail.is_empty() {
             self.next_keystream_block();
@@ -113,16 +117,16 @@ impl Ctr {
     }
 }
 
-impl Drop for Ctr {
+impl<K> Drop for Ctr<K> {
     fn drop(&mut self) {
         self.keystream.zeroize();
     }
 }
 
-impl core::fmt::Debug for Ctr {
+impl<K: Borrow<Aes>> core::fmt::Debug for Ctr<K> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Ctr")
-            .field("aes", &self.aes)
+            .field("aes", self.aes.borrow())
             .field("width", &self.width)
             .field("position", &self.position)
             .finish_non_exhaustive()

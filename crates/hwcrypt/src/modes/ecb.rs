@@ -5,27 +5,29 @@ use super::{separate, whole_blocks};
 use crate::aes::Aes;
 use crate::error::Result;
 use crate::inout::InOut;
+use core::borrow::Borrow;
 
 /// AES-ECB over whole blocks.
 #[derive(Clone, Debug)]
-pub struct Ecb {
-    aes: Aes,
+pub struct Ecb<K = Aes> {
+    aes: K,
 }
 
-impl Ecb {
+impl<K: Borrow<Aes>> Ecb<K> {
     /// ECB with an expanded key.
-    pub fn new(aes: Aes) -> Ecb {
+    pub fn new(aes: K) -> Self {
         Ecb { aes }
     }
 
     /// The key in use.
     pub fn aes(&self) -> &Aes {
-        &self.aes
+        self.aes.borrow()
     }
 
     /// Encrypts `buf` in place; its length must be a multiple of 16.
     pub fn encrypt(&self, buf: &mut [u8]) -> Result<()> {
         self.aes
+            .borrow()
             .kernels()
             .ecb_encrypt(whole_blocks(InOut::InPlace(buf))?);
         Ok(())
@@ -34,6 +36,7 @@ impl Ecb {
     /// Encrypts `input` into `output` (same length, a multiple of 16).
     pub fn encrypt_to(&self, input: &[u8], output: &mut [u8]) -> Result<()> {
         self.aes
+            .borrow()
             .kernels()
             .ecb_encrypt(whole_blocks(separate(input, output)?)?);
         Ok(())
@@ -42,6 +45,7 @@ impl Ecb {
     /// Decrypts `buf` in place; its length must be a multiple of 16.
     pub fn decrypt(&self, buf: &mut [u8]) -> Result<()> {
         self.aes
+            .borrow()
             .kernels()
             .ecb_decrypt(whole_blocks(InOut::InPlace(buf))?);
         Ok(())
@@ -50,6 +54,7 @@ impl Ecb {
     /// Decrypts `input` into `output` (same length, a multiple of 16).
     pub fn decrypt_to(&self, input: &[u8], output: &mut [u8]) -> Result<()> {
         self.aes
+            .borrow()
             .kernels()
             .ecb_decrypt(whole_blocks(separate(input, output)?)?);
         Ok(())

@@ -6,6 +6,10 @@
 //!   length, even one byte, continue exactly where the previous call stopped.
 //!   [`Ctr`] can also seek to any byte offset.
 //!
+//! A mode owns its key or borrows it (`Ctr::new(&aes, iv)`, or any
+//! `K: Borrow<Aes>` such as `Arc<Aes>`), so one expanded key can serve many
+//! messages with fresh IVs without being copied or re-expanded.
+//!
 //! Every operation has an in-place form (`encrypt`, `apply_keystream`, ...)
 //! and a separate-buffers form (`..._to`) that reads one slice and writes
 //! another of the same length.

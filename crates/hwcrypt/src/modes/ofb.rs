@@ -4,22 +4,23 @@ use super::{block_iv, separate};
 use crate::aes::{Aes, BLOCK_SIZE, Block};
 use crate::error::Result;
 use crate::inout::InOut;
+use core::borrow::Borrow;
 use zeroize::Zeroize;
 
 /// AES-OFB keystream; calls of any length continue where the last stopped.
 /// Encryption and decryption are the same operation.
 #[derive(Clone)]
-pub struct Ofb {
-    aes: Aes,
+pub struct Ofb<K = Aes> {
+    aes: K,
     /// The last keystream block (the IV at first).
     register: Block,
     /// Bytes of `register` already used: 0 (none pending) or 1..=15.
     used: usize,
 }
 
-impl Ofb {
+impl<K: Borrow<Aes>> Ofb<K> {
     /// OFB with an expanded key and a 16-byte IV.
-    pub fn new(aes: Aes, iv: &[u8]) -> Result<Ofb> {
+    pub fn new(aes: K, iv: &[u8]) -> Result<Self> {
         Ok(Ofb {
             aes,
             register: block_iv(iv)?,
@@ -49,26 +50,26 @@ impl Ofb {
         let whole = io.len() - io.len() % BLOCK_SIZE;
         let (body, mut tail) = io.split_at(whole);
         if !body.is_empty() {
-            self.aes.kernels().ofb(&mut self.register, body);
+            self.aes.borrow().kernels().ofb(&mut self.register, body);
         }
         if !tail.is_empty() {
-            self.aes.encrypt_block(&mut self.register);
+            self.aes.borrow().encrypt_block(&mut self.register);
             tail.xor_keystream(&self.register[..tail.len()]);
             self.used = tail.len();
         }
     }
 }
 
-impl Drop for Ofb {
+impl<K> Drop for Ofb<K> {
     fn drop(&mut self) {
         self.register.zeroize();
     }
 }
 
-impl core::fmt::Debug for Ofb {
+impl<K: Borrow<Aes>> core::fmt::Debug for Ofb<K> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Ofb")
-            .field("aes", &self.aes)
+            .field("aes", self.aes.borrow())
             .finish_non_exhaustive()
     }
 }

@@ -1,0 +1,2 @@
+//! One module per subcommand: each turns its flags into library calls.
+pub mod cpu;
