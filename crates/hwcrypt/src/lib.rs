@@ -30,3 +30,8 @@ pub mod registry;
 
 pub use backend::Backend;
 pub use error::{Error, Result};
+
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
