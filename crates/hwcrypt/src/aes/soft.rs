@@ -100,39 +100,41 @@ impl Key {
         let rounds = key_words + 6;
         let total_words = 4 * (rounds + 1);
 
-        // FIPS 197 KeyExpansion on 4-byte words; branches depend only on
-        // the word index, SubWord is the bitsliced circuit.
-        let mut words = [[0u8; 4]; 4 * MAX_ROUND_KEYS];
+        // FIPS 197 KeyExpansion on big-endian 32-bit words (byte 0 of a
+        // word is its most significant byte); branches depend only on the
+        // public word index, SubWord is the bitsliced circuit.
+        let mut words = [0u32; 4 * MAX_ROUND_KEYS];
         for (word, chunk) in words.iter_mut().zip(key.chunks_exact(4)) {
-            word.copy_from_slice(chunk);
+            *word = u32::from_be_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
         }
         let mut rcon = 1u8;
         for i in key_words..total_words {
             let mut temp = words[i - 1];
             if i % key_words == 0 {
-                temp.rotate_left(1);
-                temp = sub_word(temp);
-                temp[0] ^= rcon;
+                temp = sub_word(temp.rotate_left(8)) ^ (u32::from(rcon) << 24);
                 rcon = xtime_byte(rcon);
             } else if key_words > 6 && i % key_words == 4 {
                 temp = sub_word(temp);
             }
-            for (t, w) in temp.iter_mut().zip(words[i - key_words]) {
-                *t ^= w;
-            }
-            words[i] = temp;
-            temp.zeroize();
+            words[i] = words[i - key_words] ^ temp;
         }
 
+        // Bitslice four round keys per call, one per block slot, then
+        // broadcast each slot to all four.
         let mut round_keys = [[0u64; 8]; MAX_ROUND_KEYS];
-        let mut block = [0u8; BLOCK_SIZE];
-        for (round, round_key) in round_keys.iter_mut().enumerate().take(rounds + 1) {
-            for (column, word) in words[4 * round..4 * round + 4].iter().enumerate() {
-                block[4 * column..4 * column + 4].copy_from_slice(word);
+        let mut batch = [0u8; BATCH_BYTES];
+        for first in (0..=rounds).step_by(BATCH_BLOCKS) {
+            let count = (rounds + 1 - first).min(BATCH_BLOCKS);
+            for (slot, bytes) in batch.chunks_exact_mut(BLOCK_SIZE).enumerate().take(count) {
+                let round = first + slot;
+                fixslice_key_bytes(&words[4 * round..4 * round + 4], round, bytes);
             }
-            *round_key = fixslice_round_key(&block, round);
+            let planes = bitslice(&batch);
+            for (slot, round_key) in round_keys[first..first + count].iter_mut().enumerate() {
+                *round_key = broadcast_block_slot(&planes, slot);
+            }
         }
-        block.zeroize();
+        batch.zeroize();
         words.zeroize();
         Key { round_keys, rounds }
     }
@@ -356,46 +358,51 @@ fn xtime_byte(b: u8) -> u8 {
 }
 
 /// FIPS 197 SubWord in constant time: the four bytes go through the
-/// bitsliced S-box as four "blocks" of one byte each (bit `j` of byte `b`
-/// to bit `b` of plane `j`); the rest of the planes stays zero.
-fn sub_word(word: [u8; 4]) -> [u8; 4] {
-    let mut planes: State = [0; 8];
-    for (b, byte) in word.iter().enumerate() {
-        for (j, plane) in planes.iter_mut().enumerate() {
-            *plane |= u64::from((byte >> j) & 1) << b;
-        }
-    }
+/// bitsliced S-box as four one-byte "blocks" (bit `j` of byte `b` to bit
+/// `b` of plane `j`; the other plane bits stay zero). Which byte is which
+/// does not matter, SubWord acts on each alone.
+fn sub_word(word: u32) -> u32 {
+    const LOW_BITS: u32 = 0x0101_0101;
+    let mut planes: State = core::array::from_fn(|j| {
+        let bits = (word >> j) & LOW_BITS;
+        u64::from((bits | bits >> 7 | bits >> 14 | bits >> 21) & 0xf)
+    });
     sub_bytes(&mut planes);
-    let mut out = [SBOX_CONSTANT; 4];
-    for (b, byte) in out.iter_mut().enumerate() {
-        for (j, plane) in planes.iter().enumerate() {
-            *byte ^= (((plane >> b) & 1) as u8) << j;
-        }
+    let mut out = u32::from_ne_bytes([SBOX_CONSTANT; 4]);
+    for (j, &plane) in planes.iter().enumerate() {
+        let bits = plane as u32;
+        out ^= ((bits | bits << 7 | bits << 14 | bits << 21) & LOW_BITS) << j;
     }
     planes.zeroize();
     out
 }
 
-/// Round key `round` (16 bytes, FIPS byte order) in fixsliced form: moved
-/// into representation `round mod 4` (byte `(r, c)` of the stored key is
-/// byte `(r, c - round * r mod 4)` of the real one), given the S-box
-/// constant if `round > 0`, replicated to all four block slots, bitsliced.
-fn fixslice_round_key(key: &Block, round: usize) -> State {
+/// Writes round key `round` (its four big-endian words, one per column) as
+/// the 16 bytes that [`bitslice`] turns into its fixsliced form: moved into
+/// representation `round mod 4` (stored byte `(r, c)` is real byte
+/// `(r, c - round * r mod 4)`) and, for `round > 0`, XORed with the S-box
+/// constant.
+fn fixslice_key_bytes(words: &[u32], round: usize, bytes: &mut [u8]) {
     let drift = round % 4;
     let constant = if round > 0 { SBOX_CONSTANT } else { 0 };
-    let mut batch = [0u8; BATCH_BYTES];
     for column in 0..4 {
         for row in 0..4 {
             let from_column = (column + 4 - (drift * row) % 4) % 4;
-            let byte = key[4 * from_column + row] ^ constant;
-            for block in 0..BATCH_BLOCKS {
-                batch[BLOCK_SIZE * block + 4 * column + row] = byte;
-            }
+            let byte = (words[from_column] >> (24 - 8 * row)) as u8;
+            bytes[4 * column + row] = byte ^ constant;
         }
     }
-    let state = bitslice(&batch);
-    batch.zeroize();
-    state
+}
+
+/// The bits of block slot `slot` of every plane copied to all four slots
+/// (a round key applies to the four blocks alike): in each 4-bit column
+/// group, bit `slot` is isolated and smeared over the group.
+fn broadcast_block_slot(planes: &State, slot: usize) -> State {
+    core::array::from_fn(|j| {
+        let bits = (planes[j] >> slot) & 0x1111_1111_1111_1111;
+        let pairs = bits | bits << 1;
+        pairs | pairs << 2
+    })
 }
 
 /// Exchanges the bits of `a` at positions `p + shift` with those of `b` at
@@ -410,19 +417,23 @@ fn swap_move(state: &mut State, a: usize, b: usize, shift: u32, mask: u64) {
 }
 
 /// Applies [`swap_move`] to every pair of words whose indices differ in
-/// bit `word_bit` only.
+/// bit `WORD_BIT` only: transposes that word-index bit with bit
+/// `log2(SHIFT)` of the bit position.
 #[inline(always)]
-fn transpose_index_bits(state: &mut State, word_bit: usize, shift: u32, mask: u64) {
-    for a in 0..8 {
-        if a & (1 << word_bit) == 0 {
-            swap_move(state, a, a | (1 << word_bit), shift, mask);
-        }
+fn transpose_index_bits<const WORD_BIT: usize, const SHIFT: u32>(state: &mut State, mask: u64) {
+    const PAIRS: [[(usize, usize); 4]; 3] = [
+        [(0, 1), (2, 3), (4, 5), (6, 7)],
+        [(0, 2), (1, 3), (4, 6), (5, 7)],
+        [(0, 4), (1, 5), (2, 6), (3, 7)],
+    ];
+    for (a, b) in PAIRS[WORD_BIT] {
+        swap_move(state, a, b, SHIFT, mask);
     }
 }
 
 /// The six index-bit transpositions between the loaded and the bitsliced
-/// layout, in the order [`bitslice`] applies them (each is an involution;
-/// [`unbitslice`] applies them in reverse).
+/// layout, in the order [`bitslice`] applies them; each is an involution,
+/// and [`unbitslice`] applies them in reverse.
 ///
 /// A loaded word `w[4 h + b] = bytes 8h..8h+8 of block b` (little endian)
 /// has index bits `(word: h b1 b0 | bit: c0 r1 r0 j2 j1 j0)` for column
@@ -431,30 +442,36 @@ fn transpose_index_bits(state: &mut State, word_bit: usize, shift: u32, mask: u6
 /// position bit 0 and word bit 1 with position bit 1 puts `j0`, `j1` in the
 /// word index and `b` in the position; the 5-cycle
 /// `h -> P3, r0 -> P4, r1 -> P5, c0 -> P2, j2 -> word bit 2` is four more
-/// transpositions through word bit 2.
-const BITSLICE_STEPS: [(usize, u32, u64); 6] = [
-    (0, 1, 0x5555_5555_5555_5555),
-    (1, 2, 0x3333_3333_3333_3333),
-    (2, 8, 0x00ff_00ff_00ff_00ff),
-    (2, 16, 0x0000_ffff_0000_ffff),
-    (2, 32, 0x0000_0000_ffff_ffff),
-    (2, 4, 0x0f0f_0f0f_0f0f_0f0f),
-];
+/// transpositions through word bit 2. (Written out so that every shift is
+/// a constant wherever this is inlined.)
+#[inline(always)]
+fn bitslice_steps(state: &mut State, reverse: bool) {
+    let steps: [fn(&mut State); 6] = [
+        |s| transpose_index_bits::<0, 1>(s, 0x5555_5555_5555_5555),
+        |s| transpose_index_bits::<1, 2>(s, 0x3333_3333_3333_3333),
+        |s| transpose_index_bits::<2, 8>(s, 0x00ff_00ff_00ff_00ff),
+        |s| transpose_index_bits::<2, 16>(s, 0x0000_ffff_0000_ffff),
+        |s| transpose_index_bits::<2, 32>(s, 0x0000_0000_ffff_ffff),
+        |s| transpose_index_bits::<2, 4>(s, 0x0f0f_0f0f_0f0f_0f0f),
+    ];
+    if reverse {
+        steps.iter().rev().for_each(|step| step(state));
+    } else {
+        steps.iter().for_each(|step| step(state));
+    }
+}
 
 /// Four blocks, bytes to bit planes (see the module docs for the layout).
 #[inline(always)]
 fn bitslice(batch: &Batch) -> State {
-    let mut state: State = [0; 8];
-    for (i, word) in state.iter_mut().enumerate() {
+    let mut state: State = core::array::from_fn(|i| {
         let (half, block) = (i >> 2, i & 3);
         let start = BLOCK_SIZE * block + 8 * half;
         let mut bytes = [0u8; 8];
         bytes.copy_from_slice(&batch[start..start + 8]);
-        *word = u64::from_le_bytes(bytes);
-    }
-    for (word_bit, shift, mask) in BITSLICE_STEPS {
-        transpose_index_bits(&mut state, word_bit, shift, mask);
-    }
+        u64::from_le_bytes(bytes)
+    });
+    bitslice_steps(&mut state, false);
     state
 }
 
@@ -462,9 +479,7 @@ fn bitslice(batch: &Batch) -> State {
 #[inline(always)]
 fn unbitslice(state: &State, batch: &mut Batch) {
     let mut words = *state;
-    for (word_bit, shift, mask) in BITSLICE_STEPS.into_iter().rev() {
-        transpose_index_bits(&mut words, word_bit, shift, mask);
-    }
+    bitslice_steps(&mut words, true);
     for (i, word) in words.iter().enumerate() {
         let (half, block) = (i >> 2, i & 3);
         let start = BLOCK_SIZE * block + 8 * half;
@@ -1109,7 +1124,7 @@ mod tests {
             }
         }
         for x in 0..=255u8 {
-            let word = sub_word([x, x ^ 1, x ^ 0x80, !x]);
+            let word = sub_word(u32::from_be_bytes([x, x ^ 1, x ^ 0x80, !x])).to_be_bytes();
             let want = [x, x ^ 1, x ^ 0x80, !x].map(|b| sbox[usize::from(b)]);
             assert_eq!(word, want);
         }
