@@ -311,8 +311,8 @@ impl AesKernels for Key {
         let mut keystream = [0u8; BATCH_BYTES];
         for_each_batch(io, |mut chunk| {
             let n = chunk.len();
-            // Counter blocks for the blocks present; a short final batch
-            // keeps its unused slots from the previous use (never output).
+            // One counter block per block present, stepped with the
+            // width's carry rule; see `for_each_batch` for short batches.
             for slot in keystream[..n].chunks_exact_mut(BLOCK_SIZE) {
                 slot.copy_from_slice(counter);
                 width.add(counter, 1);
@@ -325,7 +325,9 @@ impl AesKernels for Key {
 }
 
 /// Calls `f` on consecutive pieces of `io` of [`BATCH_BYTES`] bytes, the
-/// last one possibly shorter (always whole blocks, as `io` is).
+/// last one possibly shorter (always whole blocks, as `io` is). For a short
+/// piece the callers still run a full four-block batch: the unused slots
+/// hold stale bytes of the same call, whose results are never written out.
 fn for_each_batch(mut io: InOut<'_>, mut f: impl FnMut(InOut<'_>)) {
     while !io.is_empty() {
         let n = io.len().min(BATCH_BYTES);
