@@ -128,6 +128,10 @@ pub(crate) trait AesKernels {
     fn ctr(&self, counter: &mut Block, width: CounterWidth, io: InOut<'_>);
 }
 
+// The variants differ in size (fixsliced vs broadcast round keys); boxing
+// the large ones would cost an allocation per key, which key search and
+// per-message rekeying cannot afford.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone)]
 enum Inner {
     Soft(soft::Key),

@@ -72,7 +72,8 @@ mod tests {
             block(&[17]),
             block(&[0xff]),
             block(&[1, 3, 3]),
-            block(&[2, 3, 3, 3, 3].map(|x| if x == 2 { 4 } else { x })),
+            block(&[4, 3, 4, 4]),
+            block(&[16, 16, 16]),
             vec![],
             vec![1; 15],
         ] {
