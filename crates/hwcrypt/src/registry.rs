@@ -102,10 +102,7 @@ static TABLE: &[Implementation] = &[
 
 /// Every registered implementation of `algorithm`, highest priority first.
 pub fn implementations(algorithm: Algorithm) -> impl Iterator<Item = &'static Implementation> {
-    let mut rows: Vec<&'static Implementation> =
-        TABLE.iter().filter(|r| r.algorithm == algorithm).collect();
-    rows.sort_by(|a, b| b.priority.cmp(&a.priority));
-    rows.into_iter()
+    TABLE.iter().filter(move |r| r.algorithm == algorithm)
 }
 
 /// The highest-priority implementation of `algorithm` a CPU with `features` can run.

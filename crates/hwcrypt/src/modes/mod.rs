@@ -50,7 +50,7 @@ fn separate<'a>(input: &'a [u8], output: &'a mut [u8]) -> Result<InOut<'a>> {
 
 /// Checks that a block mode's data is a whole number of blocks.
 fn whole_blocks(io: InOut<'_>) -> Result<InOut<'_>> {
-    if io.len() % BLOCK_SIZE == 0 {
+    if io.len().is_multiple_of(BLOCK_SIZE) {
         Ok(io)
     } else {
         Err(Error::NotBlockAligned {
