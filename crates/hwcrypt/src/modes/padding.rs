@@ -21,7 +21,11 @@ pub fn pkcs7_padded_len(len: usize, block_size: usize) -> usize {
 /// non-zero multiple of `block_size`; the last byte `n` must be 1..=`block_size`
 /// and the last `n` bytes all equal `n`, or the result is [`Error::BadPadding`].
 pub fn pkcs7_unpad(buf: &[u8], block_size: usize) -> Result<&[u8]> {
-    if buf.is_empty() || block_size == 0 || block_size > 255 || !buf.len().is_multiple_of(block_size) {
+    if buf.is_empty()
+        || block_size == 0
+        || block_size > 255
+        || !buf.len().is_multiple_of(block_size)
+    {
         return Err(Error::BadPadding);
     }
     let last = &buf[buf.len() - block_size..];

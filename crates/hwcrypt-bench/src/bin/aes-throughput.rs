@@ -1,0 +1,83 @@
+//! Quick single-cell throughput probe, for interleaving with `openssl speed`
+//! in one shell loop (see `compare-openssl.sh`):
+//!
+//! `aes-throughput MODE BITS BACKEND SIZE [REPS] [MILLIS]` prints the median
+//! GB/s (1e9 B/s) over REPS timed runs of MILLIS each, processing whole
+//! messages of SIZE bytes with a fresh IV per message and the key expanded
+//! once. MODE: ecb-enc ecb-dec cbc-enc cbc-dec ctr cfb128-enc cfb128-dec ofb;
+//! `key-setup` times `Aes::with_backend` instead (ns per key; SIZE ignored).
+
+use hwcrypt::Backend;
+use hwcrypt::aes::Aes;
+use hwcrypt::modes::{Cbc, Cfb128, Ctr, Ecb, Ofb};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+fn run(mode: &str, aes: &Aes, buf: &mut [u8]) {
+    let iv = [0x5a; 16];
+    match mode {
+        "ecb-enc" => Ecb::new(aes).encrypt(buf).unwrap(),
+        "ecb-dec" => Ecb::new(aes).decrypt(buf).unwrap(),
+        "cbc-enc" => Cbc::new(aes, &iv).unwrap().encrypt(buf).unwrap(),
+        "cbc-dec" => Cbc::new(aes, &iv).unwrap().decrypt(buf).unwrap(),
+        "ctr" => Ctr::new(aes, &iv).unwrap().apply_keystream(buf),
+        "cfb128-enc" => Cfb128::new(aes, &iv).unwrap().encrypt(buf),
+        "cfb128-dec" => Cfb128::new(aes, &iv).unwrap().decrypt(buf),
+        "ofb" => Ofb::new(aes, &iv).unwrap().apply_keystream(buf),
+        other => panic!("unknown mode {other}"),
+    }
+}
+
+fn median(mut v: Vec<f64>) -> (f64, f64, f64) {
+    v.sort_by(f64::total_cmp);
+    (v[v.len() / 2], v[0], v[v.len() - 1])
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.len() < 4 {
+        eprintln!("usage: aes-throughput MODE BITS BACKEND SIZE [REPS] [MILLIS]");
+        std::process::exit(2);
+    }
+    let (mode, bits, size) = (
+        &args[0],
+        args[1].parse::<usize>().unwrap(),
+        args[3].parse::<usize>().unwrap(),
+    );
+    let backend: Backend = args[2].parse().unwrap();
+    let reps: usize = args.get(4).map_or(7, |s| s.parse().unwrap());
+    let window = Duration::from_millis(args.get(5).map_or(300, |s| s.parse().unwrap()));
+    let key: Vec<u8> = (0..bits / 8).map(|i| i as u8).collect();
+    if mode == "key-setup" {
+        let mut samples = Vec::new();
+        for _ in 0..reps {
+            let (start, mut n) = (Instant::now(), 0u64);
+            while start.elapsed() < window {
+                for _ in 0..1000 {
+                    black_box(Aes::with_backend(black_box(&key), backend).unwrap());
+                }
+                n += 1000;
+            }
+            samples.push(start.elapsed().as_nanos() as f64 / n as f64);
+        }
+        let (med, lo, hi) = median(samples);
+        println!("aes-{bits} key-setup {backend}: {med:.1} ns/key (min {lo:.1}, max {hi:.1})");
+        return;
+    }
+    let aes = Aes::with_backend(&key, backend).unwrap();
+    let mut buf = vec![0u8; size];
+    run(mode, &aes, &mut buf); // warm up
+    let mut samples = Vec::new();
+    for _ in 0..reps {
+        let (start, mut bytes) = (Instant::now(), 0u64);
+        while start.elapsed() < window {
+            for _ in 0..64 {
+                run(mode, black_box(&aes), black_box(&mut buf));
+            }
+            bytes += 64 * size as u64;
+        }
+        samples.push(bytes as f64 / start.elapsed().as_secs_f64() / 1e9);
+    }
+    let (med, lo, hi) = median(samples);
+    println!("aes-{bits}-{mode} {backend} {size} B: {med:.3} GB/s (min {lo:.3}, max {hi:.3})");
+}
