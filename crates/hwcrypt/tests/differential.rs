@@ -1,0 +1,2 @@
+//! Differential tests (being written).
+fn main() {}

@@ -1,0 +1,1 @@
+//! Error-path tests (being written).
