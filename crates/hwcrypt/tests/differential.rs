@@ -151,7 +151,9 @@ impl Instance {
             Op::Cfb128Encrypt | Op::Cfb128Decrypt => {
                 Machine::Cfb128(Cfb128::new(aes, iv).expect("16-byte IV"))
             }
-            Op::Cfb8Encrypt | Op::Cfb8Decrypt => Machine::Cfb8(Cfb8::new(aes, iv).expect("16-byte IV")),
+            Op::Cfb8Encrypt | Op::Cfb8Decrypt => {
+                Machine::Cfb8(Cfb8::new(aes, iv).expect("16-byte IV"))
+            }
             Op::Ofb => Machine::Ofb(Ofb::new(aes, iv).expect("16-byte IV")),
         };
         Instance { op, m }
@@ -366,15 +368,26 @@ impl Placed {
         if let Some(i) = (0..self.start).find(|&i| self.buf[i] != self.snapshot[i]) {
             return Err(format!("wrote {} bytes before the output", self.start - i));
         }
-        if let Some(i) = (end..self.buf.len()).rev().find(|&i| self.buf[i] != self.snapshot[i]) {
-            return Err(format!("wrote {} bytes past the end of the output", i + 1 - end));
+        if let Some(i) = (end..self.buf.len())
+            .rev()
+            .find(|&i| self.buf[i] != self.snapshot[i])
+        {
+            return Err(format!(
+                "wrote {} bytes past the end of the output",
+                i + 1 - end
+            ));
         }
         Ok(())
     }
 
     /// Nothing at all changed (for inputs of separate-buffer calls).
     fn check_unchanged(&self) -> Result<(), String> {
-        match self.buf.iter().zip(&self.snapshot).position(|(a, b)| a != b) {
+        match self
+            .buf
+            .iter()
+            .zip(&self.snapshot)
+            .position(|(a, b)| a != b)
+        {
             None => Ok(()),
             Some(i) => Err(format!(
                 "the input buffer was modified (byte {} relative to the input start)",
@@ -443,7 +456,14 @@ struct Ctx {
 }
 
 impl Ctx {
-    fn fail(&self, len: usize, shape: &dyn fmt::Display, key: &[u8], iv: &[u8], what: &str) -> String {
+    fn fail(
+        &self,
+        len: usize,
+        shape: &dyn fmt::Display,
+        key: &[u8],
+        iv: &[u8],
+        what: &str,
+    ) -> String {
         format!(
             "{} vs soft: {} AES-{} len={len} shape={shape}: {what} [key={} iv={} trial seed={:#018x}, \
              HWCRYPT_TEST_SEED={:#018x}]",
@@ -468,7 +488,12 @@ impl Ctx {
     /// The key on the backend under test (and that it really is that backend).
     fn backend_aes(&self, key: &[u8]) -> Result<Aes, String> {
         let aes = Aes::with_backend(key, self.backend).map_err(|e| {
-            format!("Aes::with_backend({}) for {} AES-{}: {e}", self.backend, self.family, self.key_size.bits())
+            format!(
+                "Aes::with_backend({}) for {} AES-{}: {e}",
+                self.backend,
+                self.family,
+                self.key_size.bits()
+            )
         })?;
         if aes.backend() != self.backend {
             return Err(format!("asked for {}, got {}", self.backend, aes.backend()));
@@ -510,14 +535,23 @@ fn check_shape(
     let mut inst = Instance::new(op, aes.clone(), iv);
     let got = match shape {
         Shape::InPlace | Shape::InPlaceAt(_) => {
-            let misalign = if let Shape::InPlaceAt(o) = shape { o } else { 0 };
+            let misalign = if let Shape::InPlaceAt(o) = shape {
+                o
+            } else {
+                0
+            };
             let mut p = Placed::new(rng, Some(input), len, misalign);
-            inst.in_place(p.data_mut()).map_err(|e| fail(&format!("error {e}")))?;
+            inst.in_place(p.data_mut())
+                .map_err(|e| fail(&format!("error {e}")))?;
             p.check_surroundings().map_err(|e| fail(&e))?;
             p.data().to_vec()
         }
         Shape::To | Shape::ToAt(..) => {
-            let (a, b) = if let Shape::ToAt(a, b) = shape { (a, b) } else { (0, 0) };
+            let (a, b) = if let Shape::ToAt(a, b) = shape {
+                (a, b)
+            } else {
+                (0, 0)
+            };
             let src = Placed::new(rng, Some(input), len, a);
             let mut dst = Placed::new(rng, None, len, b);
             inst.to(src.data(), dst.data_mut())
@@ -565,7 +599,15 @@ fn check_chunks(
         } else {
             inst.to(&input[pos..pos + n], &mut out[pos..pos + n])
         };
-        r.map_err(|e| ctx.fail(input.len(), &shape, key, iv, &format!("chunk at {pos}: error {e}")))?;
+        r.map_err(|e| {
+            ctx.fail(
+                input.len(),
+                &shape,
+                key,
+                iv,
+                &format!("chunk at {pos}: error {e}"),
+            )
+        })?;
         pos += n;
     }
     if let Some(d) = first_difference(&out, want) {
@@ -590,10 +632,29 @@ fn sweep(ctx: &Ctx, op: Op) -> Result<(), String> {
         let want = reference(op, &key, &iv, &msg);
         for len in (start..=end).filter(|l| l % g == 0) {
             for shape in shapes(index) {
-                check_shape(ctx, op, &aes, &key, &iv, &msg[..len], &want[..len], shape, &mut rng)?;
+                check_shape(
+                    ctx,
+                    op,
+                    &aes,
+                    &key,
+                    &iv,
+                    &msg[..len],
+                    &want[..len],
+                    shape,
+                    &mut rng,
+                )?;
             }
             if op.streams() {
-                check_chunks(ctx, op, &aes, &key, &iv, &msg[..len], &want[..len], &mut rng)?;
+                check_chunks(
+                    ctx,
+                    op,
+                    &aes,
+                    &key,
+                    &iv,
+                    &msg[..len],
+                    &want[..len],
+                    &mut rng,
+                )?;
             }
             index += 1;
         }
@@ -669,7 +730,13 @@ fn ctr_seek(ctx: &Ctx, width: CounterWidth) -> Result<(), String> {
         let keystream = reference(Op::Ctr(width), &key, &iv, &vec![0; total]);
         let independent = independent_keystream(&soft_ecb, &iv, width, 0, total);
         if let Some(d) = first_difference(&keystream, &independent) {
-            return Err(ctx.fail(total, &"soft one-shot vs independent counters", &key, &iv, &format!("the reference itself is wrong: {d}")));
+            return Err(ctx.fail(
+                total,
+                &"soft one-shot vs independent counters",
+                &key,
+                &iv,
+                &format!("the reference itself is wrong: {d}"),
+            ));
         }
         let mut ctr = Ctr::with_width(aes.clone(), &iv, width).map_err(|e| e.to_string())?;
         for _ in 0..64 {
@@ -684,10 +751,19 @@ fn ctr_seek(ctx: &Ctx, width: CounterWidth) -> Result<(), String> {
             } else {
                 &mut ctr
             };
-            let shape = format!("seek({offset}) on a {} Ctr, then {n} bytes", if fresh { "fresh" } else { "used" });
+            let shape = format!(
+                "seek({offset}) on a {} Ctr, then {n} bytes",
+                if fresh { "fresh" } else { "used" }
+            );
             c.seek(offset as u128);
             if c.position() != offset as u128 {
-                return Err(ctx.fail(n, &shape, &key, &iv, &format!("position() = {} after seek", c.position())));
+                return Err(ctx.fail(
+                    n,
+                    &shape,
+                    &key,
+                    &iv,
+                    &format!("position() = {} after seek", c.position()),
+                ));
             }
             let msg = random_bytes(&mut rng, n);
             let mut got = vec![0; n];
@@ -695,14 +771,25 @@ fn ctr_seek(ctx: &Ctx, width: CounterWidth) -> Result<(), String> {
                 got.copy_from_slice(&msg);
                 c.apply_keystream(&mut got);
             } else {
-                c.apply_keystream_to(&msg, &mut got).map_err(|e| e.to_string())?;
+                c.apply_keystream_to(&msg, &mut got)
+                    .map_err(|e| e.to_string())?;
             }
-            let want: Vec<u8> = msg.iter().zip(&keystream[offset..offset + n]).map(|(m, k)| m ^ k).collect();
+            let want: Vec<u8> = msg
+                .iter()
+                .zip(&keystream[offset..offset + n])
+                .map(|(m, k)| m ^ k)
+                .collect();
             if let Some(d) = first_difference(&got, &want) {
                 return Err(ctx.fail(n, &shape, &key, &iv, &d));
             }
             if c.position() != (offset + n) as u128 {
-                return Err(ctx.fail(n, &shape, &key, &iv, &format!("position() = {} afterwards", c.position())));
+                return Err(ctx.fail(
+                    n,
+                    &shape,
+                    &key,
+                    &iv,
+                    &format!("position() = {} afterwards", c.position()),
+                ));
             }
         }
         // Far offsets: past a low-32-bit wrap of the block counter (2^36
@@ -715,7 +802,11 @@ fn ctr_seek(ctx: &Ctx, width: CounterWidth) -> Result<(), String> {
             u128::MAX - rng.random_range(0..100u128),
         ] {
             let room = u128::MAX - far;
-            let n = if room < 200 { room as usize } else { rng.random_range(0..=200) };
+            let n = if room < 200 {
+                room as usize
+            } else {
+                rng.random_range(0..=200)
+            };
             let shape = format!("seek({far:#x}), then {n} bytes");
             ctr.seek(far);
             let mut got = vec![0; n];
@@ -735,7 +826,11 @@ fn ctr_seek(ctx: &Ctx, width: CounterWidth) -> Result<(), String> {
 fn ctr_carry(ctx: &Ctx, width: CounterWidth) -> Result<(), String> {
     let mut rng = ctx.rng();
     let op = Op::Ctr(width);
-    for (point, bits) in [("low 32 bits", 32u32), ("low 64 bits", 64), ("all 128 bits", 128)] {
+    for (point, bits) in [
+        ("low 32 bits", 32u32),
+        ("low 64 bits", 64),
+        ("all 128 bits", 128),
+    ] {
         for k in 1..=40usize {
             let key = ctx.key(&mut rng);
             let aes = ctx.backend_aes(&key)?;
@@ -763,13 +858,24 @@ fn ctr_carry(ctx: &Ctx, width: CounterWidth) -> Result<(), String> {
                 let tag = |s: &str| format!("{s}, counter {point} at 2^{bits} - {k}");
                 let soft = reference(op, &key, &iv, &msg);
                 if let Some(d) = first_difference(&soft, &want) {
-                    return Err(ctx.fail(len, &tag("soft one-shot vs independent counters"), &key, &iv, &format!("the reference itself is wrong: {d}")));
+                    return Err(ctx.fail(
+                        len,
+                        &tag("soft one-shot vs independent counters"),
+                        &key,
+                        &iv,
+                        &format!("the reference itself is wrong: {d}"),
+                    ));
                 }
-                for shape in [Shape::InPlace, Shape::InPlaceAt(1 + k % 15), Shape::ToAt(1 + (k * 7) % 15, 1 + (k * 3) % 15)] {
+                for shape in [
+                    Shape::InPlace,
+                    Shape::InPlaceAt(1 + k % 15),
+                    Shape::ToAt(1 + (k * 7) % 15, 1 + (k * 3) % 15),
+                ] {
                     check_shape(ctx, op, &aes, &key, &iv, &msg, &want, shape, &mut rng)
                         .map_err(|e| tag(&e))?;
                 }
-                check_chunks(ctx, op, &aes, &key, &iv, &msg, &want, &mut rng).map_err(|e| tag(&e))?;
+                check_chunks(ctx, op, &aes, &key, &iv, &msg, &want, &mut rng)
+                    .map_err(|e| tag(&e))?;
                 let offset = rng.random_range(carry_at.saturating_sub(40)..=len);
                 let mut c = Ctr::with_width(aes.clone(), &iv, width).map_err(|e| e.to_string())?;
                 c.seek(offset as u128);
@@ -795,9 +901,9 @@ fn mix(mut z: u64) -> u64 {
 
 fn trial_seed(base: u64, name: &str) -> u64 {
     // FNV-1a of the trial name, mixed with the base seed.
-    let h = name
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+    let h = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
     mix(base ^ h)
 }
 

@@ -44,10 +44,8 @@ struct FileSpec {
 /// Sub-folders of `tests/vectors/aes` whose files this binary runs.
 const USED_DIRS: [&str; 5] = ["CBC", "CFB", "CTR", "ECB", "OFB"];
 /// Sub-folders knowingly not run, with why.
-const UNUSED_DIRS: [(&str, &str); 2] = [
-    ("GCM", "hwcrypt has no GCM"),
-    ("XTS", "hwcrypt has no XTS"),
-];
+const UNUSED_DIRS: [(&str, &str); 2] =
+    [("GCM", "hwcrypt has no GCM"), ("XTS", "hwcrypt has no XTS")];
 
 /// Every vector file, with its expected (encrypt, decrypt) counts: the AESAVS
 /// known-answer and MMT files of NIST CAVP for each block mode, and the RFC
@@ -152,9 +150,7 @@ fn main() {
         let n = std::fs::read_dir(aes_dir().join(dir))
             .map(|d| d.count())
             .unwrap_or(0);
-        preamble.push(format!(
-            "not run: vectors/aes/{dir} ({n} entries): {why}"
-        ));
+        preamble.push(format!("not run: vectors/aes/{dir} ({n} entries): {why}"));
     }
     common::announce(&preamble, args.list);
 
@@ -164,8 +160,12 @@ fn main() {
                 .map(|_| ())
                 .map_err(|e| Failed::from(format!("every backend is unusable: {e}")))
         }),
-        Trial::test("harness::vector_inventory", || inventory().map_err(Failed::from)),
-        Trial::test("harness::parser_is_strict", || parser_self_test().map_err(Failed::from)),
+        Trial::test("harness::vector_inventory", || {
+            inventory().map_err(Failed::from)
+        }),
+        Trial::test("harness::parser_is_strict", || {
+            parser_self_test().map_err(Failed::from)
+        }),
     ];
 
     for spec in file_specs() {
@@ -187,7 +187,10 @@ fn main() {
                 let vectors = sp800_38a_vectors();
                 for v in &vectors {
                     check_vector(Mode::Ctr, backend, v).map_err(|e| {
-                        format!("SP 800-38A F.5 CTR-AES{} on {backend}: {e}", v.key.len() * 8)
+                        format!(
+                            "SP 800-38A F.5 CTR-AES{} on {backend}: {e}",
+                            v.key.len() * 8
+                        )
                     })?;
                 }
                 Ok(())
@@ -261,13 +264,28 @@ fn parser_self_test() -> Result<(), String> {
         ("unknown section", "[ENCRYPT]\n[AES-128]\n"),
         ("field before section", "COUNT = 0\n"),
         ("field before COUNT", "[ENCRYPT]\nKEY = 00\n"),
-        ("COUNT not from 0", "[ENCRYPT]\nCOUNT = 1\nKEY = 00\nPLAINTEXT = 00\nCIPHERTEXT = 00\n"),
-        ("unknown field", "[ENCRYPT]\nCOUNT = 0\nKEY = 00\nTAG = 00\n"),
-        ("repeated field", "[ENCRYPT]\nCOUNT = 0\nKEY = 00\nKEY = 00\n"),
-        ("missing CIPHERTEXT", "[ENCRYPT]\nCOUNT = 0\nKEY = 00\nPLAINTEXT = 00\n"),
+        (
+            "COUNT not from 0",
+            "[ENCRYPT]\nCOUNT = 1\nKEY = 00\nPLAINTEXT = 00\nCIPHERTEXT = 00\n",
+        ),
+        (
+            "unknown field",
+            "[ENCRYPT]\nCOUNT = 0\nKEY = 00\nTAG = 00\n",
+        ),
+        (
+            "repeated field",
+            "[ENCRYPT]\nCOUNT = 0\nKEY = 00\nKEY = 00\n",
+        ),
+        (
+            "missing CIPHERTEXT",
+            "[ENCRYPT]\nCOUNT = 0\nKEY = 00\nPLAINTEXT = 00\n",
+        ),
         ("bad hex", "[ENCRYPT]\nCOUNT = 0\nKEY = 0g\n"),
         ("odd hex", "[ENCRYPT]\nCOUNT = 0\nKEY = 000\n"),
-        ("length mismatch", "[ENCRYPT]\nCOUNT = 0\nKEY = 00\nPLAINTEXT = 00\nCIPHERTEXT = 0000\n"),
+        (
+            "length mismatch",
+            "[ENCRYPT]\nCOUNT = 0\nKEY = 00\nPLAINTEXT = 00\nCIPHERTEXT = 0000\n",
+        ),
         ("not a field", "[ENCRYPT]\nCOUNT = 0\nKEY 00\n"),
     ];
     for (what, text) in bad {
@@ -321,7 +339,8 @@ fn key_for(v: &Vector, backend: Backend) -> Result<Aes, String> {
 }
 
 fn iv_of(v: &Vector) -> Result<&[u8], String> {
-    v.iv.as_deref().ok_or_else(|| "vector has no IV".to_string())
+    v.iv.as_deref()
+        .ok_or_else(|| "vector has no IV".to_string())
 }
 
 fn check_vector(mode: Mode, backend: Backend, v: &Vector) -> Result<(), String> {
@@ -346,17 +365,36 @@ fn check_ecb(aes: Aes, v: &Vector) -> Result<(), String> {
     let ecb = Ecb::new(aes.clone());
     let enc = v.direction == Direction::Encrypt;
     let mut buf = input.to_vec();
-    if enc { ecb.encrypt(&mut buf) } else { ecb.decrypt(&mut buf) }
-        .map_err(|e| format!("in place: {e}"))?;
+    if enc {
+        ecb.encrypt(&mut buf)
+    } else {
+        ecb.decrypt(&mut buf)
+    }
+    .map_err(|e| format!("in place: {e}"))?;
     cmp("Ecb in place", &buf, want)?;
     let mut out = vec![0xa5; input.len()];
-    if enc { ecb.encrypt_to(input, &mut out) } else { ecb.decrypt_to(input, &mut out) }
-        .map_err(|e| format!("_to: {e}"))?;
+    if enc {
+        ecb.encrypt_to(input, &mut out)
+    } else {
+        ecb.decrypt_to(input, &mut out)
+    }
+    .map_err(|e| format!("_to: {e}"))?;
     cmp("Ecb _to", &out, want)?;
     for (i, (block, want)) in input.chunks(16).zip(want.chunks(16)).enumerate() {
         let mut b: [u8; 16] = block.try_into().map_err(|_| "partial block".to_string())?;
-        if enc { aes.encrypt_block(&mut b) } else { aes.decrypt_block(&mut b) }
-        cmp(&format!("Aes::{}_block on block {i}", if enc { "encrypt" } else { "decrypt" }), &b, want)?;
+        if enc {
+            aes.encrypt_block(&mut b)
+        } else {
+            aes.decrypt_block(&mut b)
+        }
+        cmp(
+            &format!(
+                "Aes::{}_block on block {i}",
+                if enc { "encrypt" } else { "decrypt" }
+            ),
+            &b,
+            want,
+        )?;
     }
     Ok(())
 }
@@ -371,7 +409,11 @@ fn check_cbc(aes: Aes, v: &Vector) -> Result<(), String> {
         iv
     };
     let run = |cbc: &mut Cbc, buf: &mut [u8]| {
-        if enc { cbc.encrypt(buf) } else { cbc.decrypt(buf) }
+        if enc {
+            cbc.encrypt(buf)
+        } else {
+            cbc.decrypt(buf)
+        }
     };
     let new = || Cbc::new(aes.clone(), iv).map_err(|e| format!("Cbc::new: {e}"));
 
@@ -379,12 +421,20 @@ fn check_cbc(aes: Aes, v: &Vector) -> Result<(), String> {
     let mut buf = input.to_vec();
     run(&mut cbc, &mut buf).map_err(|e| format!("in place: {e}"))?;
     cmp("Cbc in place", &buf, want)?;
-    cmp("Cbc chaining value after the message", &cbc.chaining_value(), final_chain)?;
+    cmp(
+        "Cbc chaining value after the message",
+        &cbc.chaining_value(),
+        final_chain,
+    )?;
 
     let mut cbc = new()?;
     let mut out = vec![0x5a; input.len()];
-    if enc { cbc.encrypt_to(input, &mut out) } else { cbc.decrypt_to(input, &mut out) }
-        .map_err(|e| format!("_to: {e}"))?;
+    if enc {
+        cbc.encrypt_to(input, &mut out)
+    } else {
+        cbc.decrypt_to(input, &mut out)
+    }
+    .map_err(|e| format!("_to: {e}"))?;
     cmp("Cbc _to", &out, want)?;
 
     // The message in two calls, split at every block boundary.
@@ -394,7 +444,11 @@ fn check_cbc(aes: Aes, v: &Vector) -> Result<(), String> {
         let (a, b) = buf.split_at_mut(split);
         run(&mut cbc, a).map_err(|e| format!("first call of split at {split}: {e}"))?;
         run(&mut cbc, b).map_err(|e| format!("second call of split at {split}: {e}"))?;
-        cmp(&format!("Cbc in two calls split at byte {split}"), &buf, want)?;
+        cmp(
+            &format!("Cbc in two calls split at byte {split}"),
+            &buf,
+            want,
+        )?;
     }
     Ok(())
 }
@@ -491,7 +545,11 @@ fn check_stream(mode: Mode, aes: Aes, v: &Vector, width: CounterWidth) -> Result
             s.run(enc, a);
             s.run(enc, &mut []);
             s.run(enc, b);
-            cmp(&format!("{tag} in two calls split at byte {split}"), &buf, want)?;
+            cmp(
+                &format!("{tag} in two calls split at byte {split}"),
+                &buf,
+                want,
+            )?;
         }
     }
     Ok(())
@@ -507,16 +565,26 @@ fn check_ctr_seek(aes: Aes, v: &Vector) -> Result<(), String> {
     used.apply_keystream(&mut scratch);
     for offset in 0..=input.len() {
         for (which, ctr) in [
-            ("fresh", &mut Ctr::new(aes.clone(), iv).map_err(|e| e.to_string())?),
+            (
+                "fresh",
+                &mut Ctr::new(aes.clone(), iv).map_err(|e| e.to_string())?,
+            ),
             ("used", &mut used),
         ] {
             ctr.seek(offset as u128);
             if ctr.position() != offset as u128 {
-                return Err(format!("seek({offset}) on a {which} Ctr: position() = {}", ctr.position()));
+                return Err(format!(
+                    "seek({offset}) on a {which} Ctr: position() = {}",
+                    ctr.position()
+                ));
             }
             let mut buf = input[offset..].to_vec();
             ctr.apply_keystream(&mut buf);
-            cmp(&format!("CTR seek({offset}) on a {which} Ctr"), &buf, &want[offset..])?;
+            cmp(
+                &format!("CTR seek({offset}) on a {which} Ctr"),
+                &buf,
+                &want[offset..],
+            )?;
             if ctr.position() != input.len() as u128 {
                 return Err(format!(
                     "after seek({offset}) and {} bytes on a {which} Ctr: position() = {}",

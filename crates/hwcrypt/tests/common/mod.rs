@@ -189,11 +189,7 @@ pub fn parse_vectors(text: &str) -> Result<Vec<Vector>, String> {
     let mut current: Option<Partial> = None;
     let mut next_count = 0usize;
 
-    fn finish(
-        p: Partial,
-        direction: Direction,
-        out: &mut Vec<Vector>,
-    ) -> Result<(), String> {
+    fn finish(p: Partial, direction: Direction, out: &mut Vec<Vector>) -> Result<(), String> {
         let missing = |what: &str| format!("COUNT = {} (line {}): no {what}", p.count, p.line);
         let key = p.key.clone().ok_or_else(|| missing("KEY"))?;
         let plaintext = p.plaintext.clone().ok_or_else(|| missing("PLAINTEXT"))?;
@@ -249,7 +245,9 @@ pub fn parse_vectors(text: &str) -> Result<Vec<Vector>, String> {
         if name == "COUNT" {
             let count: usize = value.parse().map_err(|_| err("bad COUNT"))?;
             if count != next_count {
-                return Err(err(&format!("COUNT {count} where {next_count} was expected")));
+                return Err(err(&format!(
+                    "COUNT {count} where {next_count} was expected"
+                )));
             }
             next_count += 1;
             if let Some(p) = current.take() {
@@ -291,4 +289,3 @@ pub fn count_directions(vectors: &[Vector]) -> (usize, usize) {
         .count();
     (enc, vectors.len() - enc)
 }
-
