@@ -237,22 +237,22 @@ unsafe fn decrypt1(keys: &[Block], block: &mut Block) {
 // registers, so nothing spills in the round loop.
 //
 // The round count is a const generic `R` and the rounds are written out by
-// `middle_rounds!`, so every kernel is specialised for 10, 12 and 14 rounds
+// `rounds!`, so every kernel is specialised for 10, 12 and 14 rounds
 // with the round loop unrolled and no per-round branch.
 
-/// The round keys as registers: `k[0..=R]` are used.
-type Rk = [__m128i; 15];
-
-/// Loads the 15 round keys of a schedule (only the first `rounds + 1` matter).
-#[inline]
-#[target_feature(enable = "sse2")]
-fn load_keys(keys: &RoundKeys) -> Rk {
-    let mut k = [_mm_setzero_si128(); 15];
-    for (dst, src) in k.iter_mut().zip(&keys.0) {
-        // SAFETY: `src` is 16 readable bytes, 16-byte aligned (`RoundKeys` is `align(16)`).
-        *dst = unsafe { _mm_load_si128(src.as_ptr().cast()) };
+impl RoundKeys {
+    /// Round key `i`, read from memory at each use. Kernels read each round
+    /// key once per round (per 8 blocks in the parallel loops, where 8 states
+    /// + 15 keys would not fit the 16 xmm registers; in the serial loops the
+    /// loads are off the critical path). The load is volatile so that LLVM
+    /// neither hoists all 15 keys out of the loop (spilling them to the stack)
+    /// nor, under that register pressure, reschedules the rounds block pair by
+    /// block pair, which leaves too few independent AES instructions in flight.
+    #[inline(always)]
+    fn key(&self, i: usize) -> __m128i {
+        // SAFETY: `self.0[i]` is 16 readable bytes, 16-byte aligned (`align(16)`).
+        unsafe { core::ptr::read_volatile(self.0[i].as_ptr().cast::<__m128i>()) }
     }
-    k
 }
 
 /// Block `i` of the buffer at `p`.
@@ -303,61 +303,38 @@ unsafe fn store_n<const N: usize>(p: *mut u8, x: [__m128i; N]) {
     }
 }
 
-/// Runs `$body` for each round `$r` in `1..$R` (the rounds between the
-/// whitening XOR and the last round), written out: `$R` is a constant, so
-/// every `if` folds away at compile time.
-macro_rules! middle_rounds {
-    ($R:ident, |$r:ident| $body:block) => {
-        middle_rounds!(@ $R, $r, $body, 1 2 3 4 5 6 7 8 9 10 11 12 13)
-    };
-    (@ $R:ident, $r:ident, $body:block, $($i:literal)*) => {
-        $( if $i < $R { let $r: usize = $i; $body } )*
-    };
-}
-
-/// Whitening and the middle rounds of encryption on `N` blocks; the caller
-/// does the last round (`aesenclast(x, k[R] ^ whatever it folds in)`).
-#[inline]
-#[target_feature(enable = "aes")]
-fn enc_rounds<const R: usize, const N: usize>(k: &Rk, x: &mut [__m128i; N]) {
-    for b in x.iter_mut() {
-        *b = _mm_xor_si128(*b, k[0]);
-    }
-    enc_middle::<R, N>(k, x);
-}
-
-/// Rounds `1..R` of encryption on `N` blocks (no whitening, no last round).
-#[inline]
-#[target_feature(enable = "aes")]
-fn enc_middle<const R: usize, const N: usize>(k: &Rk, x: &mut [__m128i; N]) {
-    middle_rounds!(R, |r| {
-        for b in x.iter_mut() {
-            *b = _mm_aesenc_si128(*b, k[r]);
+/// AES rounds on the `N` blocks of the array `$x` with round keys from `$k`
+/// (`&RoundKeys`), `$op` being `_mm_aesenc_si128` or
+/// `_mm_aesdec_si128`. `rounds!(op, R, k, x)` does the whitening XOR and
+/// rounds `1..R`; `rounds!(@middle op, R, k, x)` only rounds `1..R`. The
+/// caller does the last round, so it can fold an XOR into its key operand.
+///
+/// Each round key is read once and applied to all `N` blocks. The rounds are
+/// written out: `$R` is a constant, so every `if` folds away at compile time.
+/// A macro rather than a function, because a `#[target_feature]` function
+/// cannot be `#[inline(always)]` and LLVM declines to inline the 8-block
+/// version, which then passes the states through the stack.
+macro_rules! rounds {
+    ($op:ident, $R:ident, $k:expr, $x:expr) => {{
+        let key = $k.key(0);
+        for b in $x.iter_mut() {
+            *b = _mm_xor_si128(*b, key);
         }
-    });
-}
-
-/// Whitening and the middle rounds of decryption (`k` a decryption schedule).
-#[inline]
-#[target_feature(enable = "aes")]
-fn dec_rounds<const R: usize, const N: usize>(k: &Rk, x: &mut [__m128i; N]) {
-    for b in x.iter_mut() {
-        *b = _mm_xor_si128(*b, k[0]);
-    }
-    middle_rounds!(R, |r| {
-        for b in x.iter_mut() {
-            *b = _mm_aesdec_si128(*b, k[r]);
-        }
-    });
-}
-
-/// Full encryption of one block held in a register.
-#[inline]
-#[target_feature(enable = "aes")]
-fn enc_one<const R: usize>(k: &Rk, x: __m128i) -> __m128i {
-    let mut x = [x];
-    enc_rounds::<R, 1>(k, &mut x);
-    _mm_aesenclast_si128(x[0], k[R])
+        rounds!(@middle $op, $R, $k, $x);
+    }};
+    (@middle $op:ident, $R:ident, $k:expr, $x:expr) => {
+        rounds!(@each $op, $R, $k, $x, 1 2 3 4 5 6 7 8 9 10 11 12 13)
+    };
+    (@each $op:ident, $R:ident, $k:expr, $x:expr, $($i:literal)*) => {
+        $(
+            if $i < $R {
+                let key = $k.key($i);
+                for b in $x.iter_mut() {
+                    *b = $op(*b, key);
+                }
+            }
+        )*
+    };
 }
 
 /// Runs `$body` over `$blocks` blocks at `$src`/`$dst` in batches of `$n`
@@ -407,13 +384,14 @@ macro_rules! batches {
 /// The kernel contract.
 #[target_feature(enable = "aes,ssse3")]
 unsafe fn ecb_enc<const R: usize>(keys: &RoundKeys, src: *const u8, dst: *mut u8, blocks: usize) {
-    let k = load_keys(keys);
+    let k = keys;
     batches!(blocks, src, dst, N => {
         // SAFETY: this batch's `N` blocks are in bounds (kernel contract).
         let mut x = unsafe { load_n::<N>(src) };
-        enc_rounds::<R, N>(&k, &mut x);
+        rounds!(_mm_aesenc_si128, R, k, x);
+        let last = k.key(R);
         for b in &mut x {
-            *b = _mm_aesenclast_si128(*b, k[R]);
+            *b = _mm_aesenclast_si128(*b, last);
         }
         // SAFETY: as above.
         unsafe { store_n(dst, x) };
@@ -426,13 +404,14 @@ unsafe fn ecb_enc<const R: usize>(keys: &RoundKeys, src: *const u8, dst: *mut u8
 /// The kernel contract.
 #[target_feature(enable = "aes,ssse3")]
 unsafe fn ecb_dec<const R: usize>(keys: &RoundKeys, src: *const u8, dst: *mut u8, blocks: usize) {
-    let k = load_keys(keys);
+    let k = keys;
     batches!(blocks, src, dst, N => {
         // SAFETY: this batch's `N` blocks are in bounds (kernel contract).
         let mut x = unsafe { load_n::<N>(src) };
-        dec_rounds::<R, N>(&k, &mut x);
+        rounds!(_mm_aesdec_si128, R, k, x);
+        let last = k.key(R);
         for b in &mut x {
-            *b = _mm_aesdeclast_si128(*b, k[R]);
+            *b = _mm_aesdeclast_si128(*b, last);
         }
         // SAFETY: as above.
         unsafe { store_n(dst, x) };
@@ -453,17 +432,18 @@ unsafe fn cbc_dec<const R: usize>(
     dst: *mut u8,
     blocks: usize,
 ) {
-    let k = load_keys(keys);
+    let k = keys;
     // SAFETY: `chain` is 16 readable bytes.
     let mut prev = unsafe { load(chain) };
     batches!(blocks, src, dst, N => {
         // SAFETY: this batch's `N` blocks are in bounds (kernel contract).
         let c = unsafe { load_n::<N>(src) };
         let mut x = c;
-        dec_rounds::<R, N>(&k, &mut x);
+        rounds!(_mm_aesdec_si128, R, k, x);
+        let last = k.key(R);
         for (i, b) in x.iter_mut().enumerate() {
             let p = if i == 0 { prev } else { c[i - 1] };
-            *b = _mm_aesdeclast_si128(*b, _mm_xor_si128(k[R], p));
+            *b = _mm_aesdeclast_si128(*b, _mm_xor_si128(last, p));
         }
         prev = c[N - 1];
         // SAFETY: as above.
@@ -487,7 +467,7 @@ unsafe fn cfb_dec<const R: usize>(
     dst: *mut u8,
     blocks: usize,
 ) {
-    let k = load_keys(keys);
+    let k = keys;
     // SAFETY: `register` is 16 readable bytes.
     let mut prev = unsafe { load(register) };
     batches!(blocks, src, dst, N => {
@@ -495,9 +475,10 @@ unsafe fn cfb_dec<const R: usize>(
         let c = unsafe { load_n::<N>(src) };
         let mut x = [prev; N];
         x[1..].copy_from_slice(&c[..N - 1]);
-        enc_rounds::<R, N>(&k, &mut x);
+        rounds!(_mm_aesenc_si128, R, k, x);
+        let last = k.key(R);
         for (b, c) in x.iter_mut().zip(c) {
-            *b = _mm_aesenclast_si128(*b, _mm_xor_si128(k[R], c));
+            *b = _mm_aesenclast_si128(*b, _mm_xor_si128(last, c));
         }
         prev = c[N - 1];
         // SAFETY: as above.
@@ -565,7 +546,7 @@ unsafe fn ctr<const R: usize, const FULL: bool>(
     dst: *mut u8,
     blocks: usize,
 ) {
-    let k = load_keys(keys);
+    let k = keys;
     // SAFETY: `counter` is 16 readable bytes.
     let mut c = bswap128(unsafe { load(counter) });
     batches!(blocks, src, dst, N => {
@@ -585,11 +566,12 @@ unsafe fn ctr<const R: usize, const FULL: bool>(
             }
             c = ctr_add::<FULL>(c, N);
         }
-        enc_rounds::<R, N>(&k, &mut x);
+        rounds!(_mm_aesenc_si128, R, k, x);
         // SAFETY: this batch's `N` blocks are in bounds (kernel contract).
         let data = unsafe { load_n::<N>(src) };
+        let last = k.key(R);
         for (b, d) in x.iter_mut().zip(data) {
-            *b = _mm_aesenclast_si128(*b, _mm_xor_si128(k[R], d));
+            *b = _mm_aesenclast_si128(*b, _mm_xor_si128(last, d));
         }
         // SAFETY: as above.
         unsafe { store_n(dst, x) };
@@ -598,9 +580,10 @@ unsafe fn ctr<const R: usize, const FULL: bool>(
     unsafe { store(counter, bswap128(c)) };
 }
 
-/// CBC encryption, serial: `c[i] = E(p[i] ^ c[i - 1])`. `p[i] ^ k[0]` is
-/// computed off the critical path, so the chain only carries one XOR and the
-/// rounds.
+/// CBC encryption, serial: `c[i] = E(p[i] ^ c[i - 1])`. The chain carries
+/// no XOR: the last round of block `i` is done twice, in parallel,
+/// `aesenclast(x, k[R])` for the output and `aesenclast(x, k[R] ^ k[0] ^
+/// p[i + 1])`, which is already the whitened input of block `i + 1`.
 ///
 /// # Safety
 /// The kernel contract.
@@ -612,24 +595,38 @@ unsafe fn cbc_enc<const R: usize>(
     dst: *mut u8,
     blocks: usize,
 ) {
-    let k = load_keys(keys);
-    // SAFETY: `chain` is 16 readable bytes.
-    let mut c = unsafe { load(chain) };
-    for i in 0..blocks {
-        // SAFETY: block `i < blocks` is in bounds (kernel contract).
-        let pk = _mm_xor_si128(unsafe { load_at(src, i) }, k[0]);
-        let mut x = [_mm_xor_si128(c, pk)];
-        enc_middle::<R, 1>(&k, &mut x);
-        c = _mm_aesenclast_si128(x[0], k[R]);
-        // SAFETY: as above.
-        unsafe { store_at(dst, i, c) };
+    if blocks == 0 {
+        return;
     }
-    // SAFETY: `chain` is 16 writable bytes.
-    unsafe { store(chain, c) };
+    let k = keys;
+    let last_first = _mm_xor_si128(k.key(R), k.key(0));
+    // SAFETY: `chain` is 16 readable bytes; block 0 is in bounds (kernel contract).
+    let mut x = [_mm_xor_si128(unsafe { load(chain) }, unsafe {
+        load_at(src, 0)
+    })];
+    x[0] = _mm_xor_si128(x[0], k.key(0));
+    for i in 1..blocks {
+        rounds!(@middle _mm_aesenc_si128, R, k, x);
+        // SAFETY: blocks `i - 1` and `i < blocks` are in bounds (kernel contract).
+        unsafe {
+            let p = load_at(src, i);
+            store_at(dst, i - 1, _mm_aesenclast_si128(x[0], k.key(R)));
+            x[0] = _mm_aesenclast_si128(x[0], _mm_xor_si128(last_first, p));
+        }
+    }
+    rounds!(@middle _mm_aesenc_si128, R, k, x);
+    let c = _mm_aesenclast_si128(x[0], k.key(R));
+    // SAFETY: block `blocks - 1` is in bounds; `chain` is 16 writable bytes.
+    unsafe {
+        store_at(dst, blocks - 1, c);
+        store(chain, c);
+    }
 }
 
-/// CFB128 encryption, serial: `c[i] = E(c[i - 1]) ^ p[i]`, the XOR folded
-/// into the last round (its key operand is ready early).
+/// CFB128 encryption, serial: `c[i] = E(c[i - 1]) ^ p[i]`. As in
+/// [`cbc_enc`], the last round is done twice: with `k[R] ^ p[i]` for the
+/// output and with `k[R] ^ p[i] ^ k[0]` for the whitened next input, so the
+/// chain is only the rounds.
 ///
 /// # Safety
 /// The kernel contract.
@@ -641,23 +638,24 @@ unsafe fn cfb_enc<const R: usize>(
     dst: *mut u8,
     blocks: usize,
 ) {
-    let k = load_keys(keys);
+    let k = keys;
     // SAFETY: `register` is 16 readable bytes.
-    let mut c = unsafe { load(register) };
+    let mut x = [_mm_xor_si128(unsafe { load(register) }, k.key(0))];
     for i in 0..blocks {
+        rounds!(@middle _mm_aesenc_si128, R, k, x);
         // SAFETY: block `i < blocks` is in bounds (kernel contract).
-        let last = _mm_xor_si128(k[R], unsafe { load_at(src, i) });
-        let mut x = [c];
-        enc_rounds::<R, 1>(&k, &mut x);
-        c = _mm_aesenclast_si128(x[0], last);
+        let last = _mm_xor_si128(k.key(R), unsafe { load_at(src, i) });
         // SAFETY: as above.
-        unsafe { store_at(dst, i, c) };
+        unsafe { store_at(dst, i, _mm_aesenclast_si128(x[0], last)) };
+        x[0] = _mm_aesenclast_si128(x[0], _mm_xor_si128(last, k.key(0)));
     }
     // SAFETY: `register` is 16 writable bytes.
-    unsafe { store(register, c) };
+    unsafe { store(register, _mm_xor_si128(x[0], k.key(0))) };
 }
 
-/// OFB, serial: `o[i] = E(o[i - 1])`, output = input ^ `o[i]`.
+/// OFB, serial: `o[i] = E(o[i - 1])`, output = input ^ `o[i]`. The last round
+/// is done twice: with `k[R] ^ p[i]` for the output and with `k[R] ^ k[0]`
+/// for the whitened next input.
 ///
 /// # Safety
 /// The kernel contract.
@@ -669,16 +667,20 @@ unsafe fn ofb<const R: usize>(
     dst: *mut u8,
     blocks: usize,
 ) {
-    let k = load_keys(keys);
+    let k = keys;
+    let last_first = _mm_xor_si128(k.key(R), k.key(0));
     // SAFETY: `register` is 16 readable bytes.
-    let mut o = unsafe { load(register) };
+    let mut x = [_mm_xor_si128(unsafe { load(register) }, k.key(0))];
     for i in 0..blocks {
-        o = enc_one::<R>(&k, o);
+        rounds!(@middle _mm_aesenc_si128, R, k, x);
         // SAFETY: block `i < blocks` is in bounds (kernel contract).
-        unsafe { store_at(dst, i, _mm_xor_si128(o, load_at(src, i))) };
+        let last = _mm_xor_si128(k.key(R), unsafe { load_at(src, i) });
+        // SAFETY: as above.
+        unsafe { store_at(dst, i, _mm_aesenclast_si128(x[0], last)) };
+        x[0] = _mm_aesenclast_si128(x[0], last_first);
     }
     // SAFETY: `register` is 16 writable bytes.
-    unsafe { store(register, o) };
+    unsafe { store(register, _mm_xor_si128(x[0], k.key(0))) };
 }
 
 /// Binds the const `$R` to the key's round count (10, 12 or 14) for `$body`.
@@ -1102,16 +1104,28 @@ mod tests {
     use std::hint::black_box;
     use std::time::Instant;
 
-    /// Median over `reps` runs of the seconds per call of `f`, each run
+    /// This thread's on-CPU time in seconds (Linux `schedstat`, nanoseconds),
+    /// falling back to wall time elsewhere. The development machine is a
+    /// shared 2-core VM, so wall time mostly measures the neighbours;
+    /// `openssl speed` likewise divides by CPU time unless given `-elapsed`.
+    fn cpu_seconds(start: Instant) -> f64 {
+        std::fs::read_to_string("/proc/thread-self/schedstat")
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+            .map_or_else(|| start.elapsed().as_secs_f64(), |ns| ns as f64 / 1e9)
+    }
+
+    /// Median over `reps` runs of the CPU seconds per call of `f`, each run
     /// sized to take about `run_ms`.
     fn time_per_call(reps: usize, run_ms: u64, mut f: impl FnMut()) -> f64 {
+        let origin = Instant::now();
         let mut calls = 1u64;
         loop {
-            let t = Instant::now();
+            let t = cpu_seconds(origin);
             for _ in 0..calls {
                 f();
             }
-            if t.elapsed().as_millis() as u64 >= run_ms / 4 {
+            if cpu_seconds(origin) - t >= run_ms as f64 / 4e3 {
                 break;
             }
             calls *= 2;
@@ -1119,11 +1133,11 @@ mod tests {
         calls *= 4;
         let mut runs: Vec<f64> = (0..reps)
             .map(|_| {
-                let t = Instant::now();
+                let t = cpu_seconds(origin);
                 for _ in 0..calls {
                     f();
                 }
-                t.elapsed().as_secs_f64() / calls as f64
+                (cpu_seconds(origin) - t) / calls as f64
             })
             .collect();
         runs.sort_by(f64::total_cmp);
