@@ -499,42 +499,31 @@ fn bswap128(x: __m128i) -> __m128i {
     )
 }
 
-/// The byte-reversed counter plus `n`: `paddq` on the low 64-bit lane
-/// (`Full128`, the caller rules out a carry out of it) or `paddd` on the low
-/// 32-bit lane (`Low32`, which wraps there by definition).
+/// The byte-reversed counter plus one: `paddq` on the low 64-bit lane
+/// (`Full128`; the caller splits runs so that it cannot carry out of it
+/// mid-run) or `paddd` on the low 32-bit lane (`Low32`, which wraps there by
+/// definition).
 #[inline]
 #[target_feature(enable = "sse2")]
-fn ctr_add<const FULL: bool>(ctr: __m128i, n: usize) -> __m128i {
-    // `n <= 8` here; as a 64-bit lane its high dword is 0, so it is the same
-    // bit pattern for both adds.
-    let inc = _mm_set_epi64x(0, n as i64);
+fn ctr_inc<const FULL: bool>(ctr: __m128i) -> __m128i {
     if FULL {
-        _mm_add_epi64(ctr, inc)
+        _mm_add_epi64(ctr, _mm_set_epi64x(0, 1))
     } else {
-        _mm_add_epi32(ctr, inc)
+        _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, 1))
     }
 }
 
-/// The byte-reversed counter as an integer, and back.
-#[inline]
-#[target_feature(enable = "sse2")]
-fn ctr_to_u128(ctr: __m128i) -> u128 {
-    let lo = _mm_cvtsi128_si64(ctr) as u64;
-    let hi = _mm_cvtsi128_si64(_mm_unpackhi_epi64(ctr, ctr)) as u64;
-    (u128::from(hi) << 64) | u128::from(lo)
-}
-
-#[inline]
-#[target_feature(enable = "sse2")]
-fn ctr_from_u128(v: u128) -> __m128i {
-    _mm_set_epi64x((v >> 64) as i64, v as i64)
-}
-
-/// CTR: output = input ^ E(counter + i). `ctr` is the counter block
-/// byte-reversed (so the low bits sit in lane 0 for `paddq`/`paddd`); it is
-/// byte-swapped back with `pshufb` only for the AES input. `FULL` selects
-/// `CounterWidth::Full128` (else `Low32`). The data XOR is folded into the
-/// last round: `aesenclast(x, k[R] ^ data) == aesenclast(x, k[R]) ^ data`.
+/// CTR: output = input ^ E(counter + i). The counter is kept byte-reversed
+/// (a little-endian integer: low 64 bits in lane 0, low 32 bits in dword 0)
+/// and incremented with `paddq`/`paddd`; `pshufb` swaps it back only for the
+/// AES input. `FULL` selects `CounterWidth::Full128` (else `Low32`). The data
+/// XOR is folded into the last round: `aesenclast(x, k[R] ^ data) ==
+/// aesenclast(x, k[R]) ^ data`.
+///
+/// Full128 carries across all 128 bits, which `paddq` does not do. Rather than
+/// test every batch, the blocks are split into runs that end exactly where the
+/// low 64 bits wrap: inside a run `paddq` is exact, and at the (rare) end of a
+/// run the low lane has wrapped to 0 and the carry is added to the high lane.
 ///
 /// # Safety
 /// The kernel contract.
@@ -546,26 +535,64 @@ unsafe fn ctr<const R: usize, const FULL: bool>(
     dst: *mut u8,
     blocks: usize,
 ) {
-    let k = keys;
     // SAFETY: `counter` is 16 readable bytes.
     let mut c = bswap128(unsafe { load(counter) });
-    batches!(blocks, src, dst, N => {
-        let mut x = [c; N];
-        // Full128 carries across all 128 bits: the fast `paddq` path is exact
-        // only while the batch (and the next counter) stays below 2^64 in the
-        // low lane; the rare batch that crosses it is computed exactly.
-        if FULL && _mm_cvtsi128_si64(c) as u64 > u64::MAX - N as u64 {
-            let v = ctr_to_u128(c);
-            for (i, b) in x.iter_mut().enumerate() {
-                *b = bswap128(ctr_from_u128(v.wrapping_add(i as u128)));
-            }
-            c = ctr_from_u128(v.wrapping_add(N as u128));
+    let mut done = 0;
+    loop {
+        let left = blocks - done;
+        // Blocks until the low 64 bits wrap: 2^64 - low (as u128, no overflow).
+        let room = (1u128 << 64) - u128::from(_mm_cvtsi128_si64(c) as u64);
+        let run = if FULL && room < left as u128 {
+            room as usize
         } else {
-            for (i, b) in x.iter_mut().enumerate() {
-                *b = bswap128(ctr_add::<FULL>(c, i));
-            }
-            c = ctr_add::<FULL>(c, N);
+            left
+        };
+        // SAFETY: blocks `done..done + run` are in bounds (kernel contract).
+        unsafe {
+            ctr_run::<R, FULL>(keys, &mut c, src.add(16 * done), dst.add(16 * done), run);
         }
+        done += run;
+        if FULL && run as u128 == room {
+            // The low lane wrapped to 0: carry into the high lane.
+            c = _mm_add_epi64(c, _mm_set_epi64x(1, 0));
+        }
+        if done == blocks {
+            break;
+        }
+    }
+    // SAFETY: `counter` is 16 writable bytes.
+    unsafe { store(counter, bswap128(c)) };
+}
+
+/// The body of [`ctr`]: `blocks` blocks from the byte-reversed counter `c`,
+/// which is advanced past them.
+///
+/// # Safety
+/// The kernel contract; for `FULL`, the low 64 bits of `c` do not carry before
+/// the last block of the run.
+#[inline]
+#[target_feature(enable = "aes,ssse3")]
+unsafe fn ctr_run<const R: usize, const FULL: bool>(
+    k: &RoundKeys,
+    c: &mut __m128i,
+    src: *const u8,
+    dst: *mut u8,
+    blocks: usize,
+) {
+    batches!(blocks, src, dst, N => {
+        // The counter goes through memory between batches (volatile, so it
+        // stays there): held in a register across the rounds, it and the
+        // increment constants push LLVM over the 16 xmm registers, and its
+        // scheduler then starts the last block's rounds half a batch late.
+        // SAFETY: `c` is a valid, aligned `__m128i`.
+        let mut ctr = unsafe { core::ptr::read_volatile(c) };
+        let mut x = [ctr; N];
+        for b in x.iter_mut() {
+            *b = bswap128(ctr);
+            ctr = ctr_inc::<FULL>(ctr);
+        }
+        // SAFETY: as above.
+        unsafe { core::ptr::write_volatile(c, ctr) };
         rounds!(_mm_aesenc_si128, R, k, x);
         // SAFETY: this batch's `N` blocks are in bounds (kernel contract).
         let data = unsafe { load_n::<N>(src) };
@@ -576,8 +603,6 @@ unsafe fn ctr<const R: usize, const FULL: bool>(
         // SAFETY: as above.
         unsafe { store_n(dst, x) };
     });
-    // SAFETY: `counter` is 16 writable bytes.
-    unsafe { store(counter, bswap128(c)) };
 }
 
 /// CBC encryption, serial: `c[i] = E(p[i] ^ c[i - 1])`. The chain carries
