@@ -1168,41 +1168,38 @@ mod tests {
     use std::hint::black_box;
     use std::time::Instant;
 
-    /// This thread's on-CPU time in seconds (Linux `schedstat`, nanoseconds),
-    /// falling back to wall time elsewhere. The development machine is a
-    /// shared 2-core VM, so wall time mostly measures the neighbours;
-    /// `openssl speed` likewise divides by CPU time unless given `-elapsed`.
-    fn cpu_seconds(start: Instant) -> f64 {
-        std::fs::read_to_string("/proc/thread-self/schedstat")
-            .ok()
-            .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-            .map_or_else(|| start.elapsed().as_secs_f64(), |ns| ns as f64 / 1e9)
+    /// This thread's on-CPU time in seconds (Linux `schedstat`), if known.
+    /// The development machine is a shared 2-core VM, where wall time often
+    /// measures the neighbours; `openssl speed` likewise divides by CPU time
+    /// unless given `-elapsed`.
+    fn cpu_seconds() -> Option<f64> {
+        let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+        Some(text.split_whitespace().next()?.parse::<u64>().ok()? as f64 / 1e9)
     }
 
-    /// Median over `reps` runs of the CPU seconds per call of `f`, each run
+    /// Seconds `f` took: wall time while this thread was not preempted (it is
+    /// precise), else CPU time (the kernel updates it per scheduler tick, a
+    /// few ms, so runs are ~100 ms).
+    fn measure(mut f: impl FnMut()) -> f64 {
+        let (cpu0, wall0) = (cpu_seconds(), Instant::now());
+        f();
+        let wall = wall0.elapsed().as_secs_f64();
+        match (cpu0, cpu_seconds()) {
+            (Some(a), Some(b)) if b - a < 0.9 * wall => b - a,
+            _ => wall,
+        }
+    }
+
+    /// Median over `reps` runs of the seconds per call of `f`, each run
     /// sized to take about `run_ms`.
     fn time_per_call(reps: usize, run_ms: u64, mut f: impl FnMut()) -> f64 {
-        let origin = Instant::now();
         let mut calls = 1u64;
-        loop {
-            let t = cpu_seconds(origin);
-            for _ in 0..calls {
-                f();
-            }
-            if cpu_seconds(origin) - t >= run_ms as f64 / 4e3 {
-                break;
-            }
+        while measure(|| (0..calls).for_each(|_| f())) < run_ms as f64 / 4e3 {
             calls *= 2;
         }
         calls *= 4;
         let mut runs: Vec<f64> = (0..reps)
-            .map(|_| {
-                let t = cpu_seconds(origin);
-                for _ in 0..calls {
-                    f();
-                }
-                (cpu_seconds(origin) - t) / calls as f64
-            })
+            .map(|_| measure(|| (0..calls).for_each(|_| f())) / calls as f64)
             .collect();
         runs.sort_by(f64::total_cmp);
         runs[reps / 2]
