@@ -39,8 +39,20 @@ pub enum Error {
     },
     /// PKCS#7 padding that does not check out (wrong key, corrupted or truncated data).
     BadPadding,
+    /// A padding block size outside 1..=255.
+    InvalidBlockSize {
+        /// What was given.
+        got: usize,
+    },
     /// No backend of that name exists.
     UnknownBackend(String),
+    /// The backend exists but does not implement this algorithm (on this architecture).
+    BackendNotImplemented {
+        /// Algorithm asked for.
+        algorithm: &'static str,
+        /// Backend asked for.
+        backend: &'static str,
+    },
     /// The backend exists but this CPU (after the `HWCRYPT_CPU` mask) cannot run it.
     BackendUnavailable {
         /// Algorithm asked for.
@@ -74,9 +86,19 @@ impl fmt::Display for Error {
             Error::BadPadding => {
                 f.write_str("bad padding (wrong key, or corrupted or truncated data)")
             }
-            Error::UnknownBackend(name) => write!(
+            Error::InvalidBlockSize { got } => {
+                write!(f, "invalid padding block size {got} (expected 1..=255)")
+            }
+            Error::UnknownBackend(name) => {
+                write!(f, "unknown backend {name:?} (known: ")?;
+                for (i, b) in crate::Backend::ALL.iter().enumerate() {
+                    write!(f, "{}{b}", if i == 0 { "" } else { ", " })?;
+                }
+                f.write_str(")")
+            }
+            Error::BackendNotImplemented { algorithm, backend } => write!(
                 f,
-                "unknown backend '{name}' (known: soft, aesni, vaes-avx2, vaes-avx512)"
+                "backend '{backend}' does not implement {algorithm} (in this build, for this architecture)"
             ),
             Error::BackendUnavailable {
                 algorithm,

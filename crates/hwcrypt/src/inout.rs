@@ -52,14 +52,6 @@ impl<'a> InOut<'a> {
         }
     }
 
-    /// A shorter-lived view of the same buffers.
-    pub(crate) fn reborrow(&mut self) -> InOut<'_> {
-        match self {
-            InOut::InPlace(buf) => InOut::InPlace(buf),
-            InOut::Separate { input, output } => InOut::Separate { input, output },
-        }
-    }
-
     /// Splits into `[..mid]` and `[mid..]`. Panics if `mid > len` (internal use only).
     pub(crate) fn split_at(self, mid: usize) -> (InOut<'a>, InOut<'a>) {
         match self {

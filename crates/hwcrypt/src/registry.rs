@@ -128,10 +128,9 @@ pub fn check(algorithm: Algorithm, backend: Backend) -> Result<()> {
 pub fn check_with(algorithm: Algorithm, backend: Backend, features: Features) -> Result<()> {
     let row = implementations(algorithm)
         .find(|r| r.backend == backend)
-        .ok_or_else(|| Error::BackendUnavailable {
+        .ok_or(Error::BackendNotImplemented {
             algorithm: algorithm.name(),
             backend: backend.name(),
-            missing: "not implemented for this algorithm or architecture".into(),
         })?;
     if row.runs_on(features) {
         Ok(())

@@ -299,7 +299,7 @@ fn pkcs7_unpad_rejects_bad_padding() {
     assert_eq!(pkcs7_unpad(&[16; 16], 16), Ok(&[][..]));
     assert_eq!(pkcs7_unpad(&block(&[3, 3, 3]), 16).map(<[u8]>::len), Ok(13));
     let mut v = b"fourteen bytes".to_vec();
-    pkcs7_pad(&mut v, 16);
+    pkcs7_pad(&mut v, 16).unwrap();
     assert_eq!(pkcs7_unpad(&v, 16), Ok(&b"fourteen bytes"[..]));
 }
 
@@ -425,9 +425,9 @@ fn unregistered_backend_is_an_error_not_a_panic() {
     assert!(
         matches!(
             &e,
-            Error::BackendUnavailable {
+            Error::BackendNotImplemented {
                 backend: "vaes-avx512",
-                ..
+                algorithm: "aes",
             }
         ),
         "{e:?}"
@@ -440,7 +440,7 @@ fn unregistered_backend_is_an_error_not_a_panic() {
         assert!(
             matches!(
                 &e,
-                Error::BackendUnavailable {
+                Error::BackendNotImplemented {
                     backend: "vaes-avx512",
                     ..
                 }
@@ -594,7 +594,10 @@ fn helper_cpu_mask_none() {
     for backend in [Backend::AesNi, Backend::VaesAvx2, Backend::VaesAvx512] {
         let e = Aes::with_backend(&[0; 16], backend).unwrap_err();
         assert!(
-            matches!(e, Error::BackendUnavailable { .. }),
+            matches!(
+                e,
+                Error::BackendUnavailable { .. } | Error::BackendNotImplemented { .. }
+            ),
             "{backend}: {e:?}"
         );
     }

@@ -1,10 +1,11 @@
 //! Cipher block chaining (NIST SP 800-38A 6.2).
 
 use super::{block_iv, padding, separate, whole_blocks};
-use crate::aes::{Aes, Block};
+use crate::aes::{Aes, BLOCK_SIZE, Block};
 use crate::error::Result;
 use crate::inout::InOut;
 use core::borrow::Borrow;
+use zeroize::Zeroize;
 
 /// AES-CBC over whole blocks. The chaining value (the last ciphertext block)
 /// is kept, so a message may be passed in several calls of whole blocks.
@@ -67,7 +68,7 @@ impl<K: Borrow<Aes>> Cbc<K> {
     /// Pads `plaintext` with PKCS#7 and encrypts it: a whole message.
     pub fn encrypt_padded(&mut self, plaintext: &[u8]) -> Vec<u8> {
         let mut buf = plaintext.to_vec();
-        padding::pkcs7_pad(&mut buf, crate::aes::BLOCK_SIZE);
+        padding::pkcs7_pad(&mut buf, BLOCK_SIZE).expect("16 is a valid block size");
         self.aes
             .borrow()
             .kernels()
@@ -76,13 +77,28 @@ impl<K: Borrow<Aes>> Cbc<K> {
     }
 
     /// Decrypts a whole PKCS#7-padded message and removes the padding.
-    /// A bad padding is [`Error::BadPadding`](crate::Error::BadPadding).
+    /// A bad padding is [`Error::BadPadding`](crate::Error::BadPadding), and
+    /// the decrypted bytes are wiped before it is returned. Either way the
+    /// chaining value has moved past the ciphertext, as after [`Cbc::decrypt`].
+    ///
+    /// CBC alone does not authenticate: a padding error reveals something
+    /// about the plaintext to whoever can observe it. Use an AEAD for data an
+    /// attacker can modify.
     pub fn decrypt_padded(&mut self, ciphertext: &[u8]) -> Result<Vec<u8>> {
         let mut buf = vec![0; ciphertext.len()];
         self.decrypt_to(ciphertext, &mut buf)?;
-        let len = padding::pkcs7_unpad(&buf, crate::aes::BLOCK_SIZE)?.len();
-        buf.truncate(len);
-        Ok(buf)
+        match padding::pkcs7_unpad(&buf, BLOCK_SIZE) {
+            Ok(message) => {
+                let len = message.len();
+                buf[len..].zeroize();
+                buf.truncate(len);
+                Ok(buf)
+            }
+            Err(e) => {
+                buf.zeroize();
+                Err(e)
+            }
+        }
     }
 }
 

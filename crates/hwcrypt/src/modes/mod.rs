@@ -59,3 +59,47 @@ fn whole_blocks(io: InOut<'_>) -> Result<InOut<'_>> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aes::Aes;
+    use std::sync::Arc;
+
+    /// Owned, borrowed and shared keys drive the same kernels.
+    #[test]
+    fn owned_borrowed_and_shared_keys_agree() {
+        let aes = Aes::new(&[9; 32]).unwrap();
+        let iv = [3; 16];
+        let msg: Vec<u8> = (0..100u8).collect();
+        let run = |f: &mut dyn FnMut(&mut [u8])| {
+            let mut buf = msg.clone();
+            f(&mut buf);
+            buf
+        };
+        let owned = run(&mut |b| Ctr::new(aes.clone(), &iv).unwrap().apply_keystream(b));
+        let borrowed = run(&mut |b| Ctr::new(&aes, &iv).unwrap().apply_keystream(b));
+        let shared = run(&mut |b| {
+            Ctr::new(Arc::new(aes.clone()), &iv)
+                .unwrap()
+                .apply_keystream(b)
+        });
+        assert_eq!(owned, borrowed);
+        assert_eq!(owned, shared);
+        let mut cbc = Cbc::new(&aes, &iv).unwrap();
+        let ct = cbc.encrypt_padded(&msg);
+        assert_eq!(
+            Cbc::new(Arc::new(aes.clone()), &iv)
+                .unwrap()
+                .decrypt_padded(&ct)
+                .unwrap(),
+            msg
+        );
+        let mut bad = ct.clone();
+        *bad.last_mut().unwrap() ^= 1;
+        assert_eq!(
+            Cbc::new(&aes, &iv).unwrap().decrypt_padded(&bad),
+            Err(Error::BadPadding)
+        );
+    }
+}

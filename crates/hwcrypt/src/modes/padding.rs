@@ -5,16 +5,14 @@ use crate::ct;
 use crate::error::{Error, Result};
 
 /// Appends PKCS#7 padding: 1..=`block_size` bytes, each equal to the count.
-/// `block_size` must be 1..=255 (16 for AES).
-pub fn pkcs7_pad(buf: &mut Vec<u8>, block_size: usize) {
-    debug_assert!((1..=255).contains(&block_size));
+/// `block_size` must be 1..=255 (16 for AES), else [`Error::InvalidBlockSize`].
+pub fn pkcs7_pad(buf: &mut Vec<u8>, block_size: usize) -> Result<()> {
+    if !(1..=255).contains(&block_size) {
+        return Err(Error::InvalidBlockSize { got: block_size });
+    }
     let n = block_size - buf.len() % block_size;
     buf.resize(buf.len() + n, n as u8);
-}
-
-/// The length `len` bytes have once padded.
-pub fn pkcs7_padded_len(len: usize, block_size: usize) -> usize {
-    len + (block_size - len % block_size)
+    Ok(())
 }
 
 /// Strips PKCS#7 padding, returning the message. The length must be a
@@ -53,8 +51,8 @@ mod tests {
     fn round_trips_every_length() {
         for len in 0..64 {
             let mut buf: Vec<u8> = (0..len as u8).collect();
-            pkcs7_pad(&mut buf, 16);
-            assert_eq!(buf.len(), pkcs7_padded_len(len, 16));
+            pkcs7_pad(&mut buf, 16).unwrap();
+            assert_eq!(buf.len(), (len / 16 + 1) * 16);
             assert_eq!(buf.len() % 16, 0);
             assert!(buf.len() > len);
             assert_eq!(
@@ -84,6 +82,13 @@ mod tests {
             assert_eq!(pkcs7_unpad(&bad, 16), Err(Error::BadPadding), "{bad:?}");
         }
         assert_eq!(pkcs7_unpad(&[16; 16], 16).unwrap(), &[] as &[u8]);
+        for bad in [0, 256, 1000] {
+            assert_eq!(
+                pkcs7_pad(&mut vec![], bad),
+                Err(Error::InvalidBlockSize { got: bad })
+            );
+            assert_eq!(pkcs7_unpad(&[1; 16], bad), Err(Error::BadPadding));
+        }
         assert_eq!(pkcs7_unpad(&block(&[3, 3, 3]), 16).unwrap().len(), 13);
     }
 }
