@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Interleaved comparison with `openssl speed -evp`: OpenSSL, hwcrypt, OpenSSL
 # for each cell, so both see the same machine state. Prints GB/s and the ratio
-# hwcrypt / mean(OpenSSL before, after).
+# hwcrypt / mean(OpenSSL before, after). Both sides are timed by the wall
+# clock (`openssl speed -elapsed`), so time stolen by the VM counts for both.
 #
 #   crates/hwcrypt-bench/compare-openssl.sh [BACKEND] [SIZES...]
 set -euo pipefail
@@ -12,7 +13,7 @@ cargo build -q --release -p hwcrypt-bench --bin aes-throughput
 probe=target/release/aes-throughput
 
 ossl() { # cipher size [-decrypt] -> GB/s
-    openssl speed -evp "$1" -bytes "$2" -seconds 1 ${3:-} 2>/dev/null |
+    openssl speed -elapsed -evp "$1" -bytes "$2" -seconds 1 ${3:-} 2>/dev/null |
         awk -v n="$2" 'END { gsub("k","",$2); printf "%.3f", $2 * 1000 / 1e9 }'
 }
 
