@@ -86,8 +86,14 @@ fn key_setup(c: &mut Criterion) {
         let mut group = c.benchmark_group(format!("aes-{bits}-key-setup"));
         let key = key(bits);
         for &backend in &backends {
-            group.bench_function(backend.name(), |b| {
+            // A new key, then its drop (which wipes it).
+            group.bench_function(format!("new+drop/{backend}"), |b| {
                 b.iter(|| Aes::with_backend(black_box(&key), backend).unwrap())
+            });
+            // The expansion alone: both schedules rebuilt in place.
+            let mut aes = Aes::with_backend(&key, backend).unwrap();
+            group.bench_function(format!("rekey/{backend}"), |b| {
+                b.iter(|| aes.rekey(black_box(&key)).unwrap())
             });
         }
         group.finish();

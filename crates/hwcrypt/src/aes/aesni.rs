@@ -55,6 +55,22 @@ impl Key {
         k
     }
 
+    /// Re-expands in place for `key` (16, 24 or 32 bytes, checked by the
+    /// caller): no move of the schedules, round keys a shorter key leaves
+    /// unused are wiped.
+    pub(crate) fn rekey(&mut self, key: &[u8]) {
+        debug_assert!(matches!(key.len(), 16 | 24 | 32));
+        let rounds = 6 + key.len() / 4;
+        for i in rounds + 1..=self.rounds {
+            self.enc.0[i] = [0; 16];
+            self.dec.0[i] = [0; 16];
+        }
+        self.rounds = rounds;
+        // SAFETY: a `Key` exists only if AES-NI and SSSE3 were detected; the
+        // length is 16, 24 or 32 and `rounds` matches it.
+        unsafe { expand::<true>(key, self) };
+    }
+
     /// 10, 12 or 14.
     pub(crate) fn rounds(&self) -> usize {
         self.rounds

@@ -183,6 +183,22 @@ impl Aes {
         Ok(Aes { inner, size })
     }
 
+    /// Replaces the key in place, keeping the backend: the round keys are
+    /// re-expanded where they are (no allocation, no copy of the schedules)
+    /// and the old ones overwritten. Useful where keys change often (protocol
+    /// rekeying, key search). The key size may change.
+    pub fn rekey(&mut self, key: &[u8]) -> Result<()> {
+        self.size = KeySize::from_key_len(key.len())?;
+        match &mut self.inner {
+            Inner::Soft(k) => k.rekey(key),
+            #[cfg(target_arch = "x86_64")]
+            Inner::AesNi(k) => k.rekey(key),
+            #[cfg(target_arch = "x86_64")]
+            Inner::VaesAvx2(k) => k.rekey(key),
+        }
+        Ok(())
+    }
+
     /// The backend this key runs on.
     pub fn backend(&self) -> Backend {
         match &self.inner {
@@ -268,6 +284,42 @@ mod tests {
                 aes.decrypt_block(&mut b);
                 assert_eq!(b, pt, "{backend} AES-{} decrypt", len * 8);
             }
+        }
+    }
+
+    #[test]
+    fn rekey_equals_a_fresh_key_on_every_backend() {
+        let keys: [&[u8]; 5] = [&[1; 32], &[2; 16], &[3; 24], &[4; 16], &[5; 32]];
+        for backend in registry::runnable(Algorithm::Aes, crate::cpu::features().unwrap()) {
+            let mut aes = Aes::with_backend(keys[0], backend).unwrap();
+            for key in keys {
+                aes.rekey(key).unwrap();
+                let fresh = Aes::with_backend(key, backend).unwrap();
+                assert_eq!(aes.key_size(), fresh.key_size());
+                let (mut a, mut b) = ([7; 16], [7; 16]);
+                aes.encrypt_block(&mut a);
+                fresh.encrypt_block(&mut b);
+                assert_eq!(a, b, "{backend} encrypt after rekey to {} bytes", key.len());
+                aes.decrypt_block(&mut a);
+                assert_eq!(
+                    a,
+                    [7; 16],
+                    "{backend} decrypt after rekey to {} bytes",
+                    key.len()
+                );
+                let mut blocks = [9u8; 16 * 40];
+                let mut expect = blocks;
+                crate::modes::Ecb::new(&aes).decrypt(&mut blocks).unwrap();
+                crate::modes::Ecb::new(&fresh).decrypt(&mut expect).unwrap();
+                assert_eq!(blocks, expect, "{backend} wide decrypt after rekey");
+            }
+            assert_eq!(
+                aes.rekey(&[0; 17]),
+                Err(Error::InvalidKeyLength {
+                    expected: "16, 24 or 32",
+                    got: 17
+                })
+            );
         }
     }
 

@@ -198,6 +198,14 @@ impl Key {
     }
 }
 
+impl Key {
+    /// Re-expands in place for `key` (16, 24 or 32 bytes, checked by the
+    /// caller); the old schedule is wiped as it is dropped.
+    pub(crate) fn rekey(&mut self, key: &[u8]) {
+        *self = Key::new(key);
+    }
+}
+
 impl Drop for Key {
     fn drop(&mut self) {
         self.wipe();

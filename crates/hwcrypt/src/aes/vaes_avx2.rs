@@ -29,11 +29,27 @@ impl WideKeys {
     /// `keys` (at most 15 round keys) with every key in both lanes.
     fn broadcast(keys: &[Block]) -> WideKeys {
         let mut wide = WideKeys([[0; 32]; 15]);
-        for (w, k) in wide.0.iter_mut().zip(keys) {
-            w[..16].copy_from_slice(k);
-            w[16..].copy_from_slice(k);
-        }
+        // SAFETY: only reached from `Key::new`/`Key::rekey`, after AVX2 was detected.
+        unsafe { wide.fill(keys) };
         wide
+    }
+
+    /// Overwrites the schedule with `keys` in both lanes (`vbroadcasti128`);
+    /// unused entries are zeroed.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    unsafe fn fill(&mut self, keys: &[Block]) {
+        for (i, w) in self.0.iter_mut().enumerate() {
+            let k = match keys.get(i) {
+                // SAFETY: `k` is 16 readable bytes.
+                Some(k) => unsafe { _mm_loadu_si128(k.as_ptr().cast()) },
+                None => _mm_setzero_si128(),
+            };
+            // SAFETY: `w` is 32 writable bytes, 32-byte aligned (`WideKeys` is `align(32)`).
+            unsafe { _mm256_store_si256(w.as_mut_ptr().cast(), _mm256_broadcastsi128_si256(k)) };
+        }
     }
 }
 
@@ -59,6 +75,17 @@ impl Key {
         let enc = WideKeys::broadcast(narrow.encryption_round_keys());
         let dec = WideKeys::broadcast(narrow.decryption_round_keys());
         Some(Key { narrow, enc, dec })
+    }
+
+    /// Re-expands in place for `key` (16, 24 or 32 bytes, checked by the caller).
+    pub(crate) fn rekey(&mut self, key: &[u8]) {
+        self.narrow.rekey(key);
+        // SAFETY: a `Key` exists only after AVX2 (and the rest of
+        // `VAES_AVX2_FEATURES`) was detected.
+        unsafe {
+            self.enc.fill(self.narrow.encryption_round_keys());
+            self.dec.fill(self.narrow.decryption_round_keys());
+        }
     }
 }
 
