@@ -327,13 +327,23 @@ fn ecb<const R: usize, const DEC: bool>(keys: &WideKeys, mut io: InOut<'_>) {
     ladder!(io.len() / 16, chunk, single);
 }
 
-/// CBC decryption: P_i = D(C_i) ^ C_{i-1}, with C_{-1} = `chain`.
+/// The two feedback decryptions, which differ only in what goes through AES:
+///
+/// * CBC (`CBC = true`, decryption keys): P_i = D(C_i) ^ C_{i-1};
+/// * CFB128 (`CBC = false`, encryption keys): P_i = E(C_{i-1}) ^ C_i;
+///
+/// with C_{-1} = `feedback` on entry; on return `feedback` holds the last
+/// ciphertext block. Both are parallel: every C_{i-1} is known up front.
 #[target_feature(enable = "avx2,vaes,aes")]
-fn cbc_decrypt<const R: usize>(keys: &WideKeys, chain: &mut Block, mut io: InOut<'_>) {
+fn feedback_decrypt<const R: usize, const CBC: bool>(
+    keys: &WideKeys,
+    feedback: &mut Block,
+    mut io: InOut<'_>,
+) {
     let src = io.src_ptr();
     let dst = io.dst_ptr();
-    // SAFETY: `chain` is 16 readable bytes.
-    let mut last = unsafe { load1(chain.as_ptr()) };
+    // SAFETY: `feedback` is 16 readable bytes.
+    let mut last = unsafe { load1(feedback.as_ptr()) };
     macro_rules! chunk {
         ($n:literal, $at:expr) => {{
             // SAFETY: the ladder keeps `$at + 32 * $n <= io.len()`; every load
@@ -342,7 +352,12 @@ fn cbc_decrypt<const R: usize>(keys: &WideKeys, chain: &mut Block, mut io: InOut
                 let c = load_n::<$n>(src.add($at));
                 let prev = previous_n::<$n>(src.add($at), last, &c);
                 last = _mm256_extracti128_si256::<1>(c[$n - 1]);
-                store_n::<$n>(dst.add($at), cipher::<$n, R, true>(keys, c, prev));
+                let p = if CBC {
+                    cipher::<$n, R, true>(keys, c, prev)
+                } else {
+                    cipher::<$n, R, false>(keys, prev, c)
+                };
+                store_n::<$n>(dst.add($at), p);
             }
         }};
     }
@@ -351,48 +366,19 @@ fn cbc_decrypt<const R: usize>(keys: &WideKeys, chain: &mut Block, mut io: InOut
             // SAFETY: `$at + 16 == io.len()`; the load precedes the store.
             unsafe {
                 let c = load1(src.add($at));
-                store1(dst.add($at), cipher1::<R, true>(keys, c, last));
+                let p = if CBC {
+                    cipher1::<R, true>(keys, c, last)
+                } else {
+                    cipher1::<R, false>(keys, last, c)
+                };
+                store1(dst.add($at), p);
                 last = c;
             }
         }};
     }
     ladder!(io.len() / 16, chunk, single);
-    // SAFETY: `chain` is 16 writable bytes.
-    unsafe { store1(chain.as_mut_ptr(), last) };
-}
-
-/// CFB128 decryption: P_i = E(C_{i-1}) ^ C_i, with C_{-1} = `register`.
-#[target_feature(enable = "avx2,vaes,aes")]
-fn cfb128_decrypt<const R: usize>(keys: &WideKeys, register: &mut Block, mut io: InOut<'_>) {
-    let src = io.src_ptr();
-    let dst = io.dst_ptr();
-    // SAFETY: `register` is 16 readable bytes.
-    let mut last = unsafe { load1(register.as_ptr()) };
-    macro_rules! chunk {
-        ($n:literal, $at:expr) => {{
-            // SAFETY: the ladder keeps `$at + 32 * $n <= io.len()`; every load
-            // of the chunk precedes its stores (in place, src == dst).
-            unsafe {
-                let c = load_n::<$n>(src.add($at));
-                let prev = previous_n::<$n>(src.add($at), last, &c);
-                last = _mm256_extracti128_si256::<1>(c[$n - 1]);
-                store_n::<$n>(dst.add($at), cipher::<$n, R, false>(keys, prev, c));
-            }
-        }};
-    }
-    macro_rules! single {
-        ($at:expr) => {{
-            // SAFETY: `$at + 16 == io.len()`; the load precedes the store.
-            unsafe {
-                let c = load1(src.add($at));
-                store1(dst.add($at), cipher1::<R, false>(keys, last, c));
-                last = c;
-            }
-        }};
-    }
-    ladder!(io.len() / 16, chunk, single);
-    // SAFETY: `register` is 16 writable bytes.
-    unsafe { store1(register.as_mut_ptr(), last) };
+    // SAFETY: `feedback` is 16 writable bytes.
+    unsafe { store1(feedback.as_mut_ptr(), last) };
 }
 
 /// Reverses the bytes of each 128-bit lane (big-endian block <-> little-endian integer).
@@ -505,13 +491,13 @@ impl AesKernels for Key {
         self.narrow.cbc_encrypt(chain, io);
     }
     fn cbc_decrypt(&self, chain: &mut Block, io: InOut<'_>) {
-        by_rounds!(self, cbc_decrypt::<_>(&self.dec, chain, io));
+        by_rounds!(self, feedback_decrypt::<_, true>(&self.dec, chain, io));
     }
     fn cfb128_encrypt(&self, register: &mut Block, io: InOut<'_>) {
         self.narrow.cfb128_encrypt(register, io);
     }
     fn cfb128_decrypt(&self, register: &mut Block, io: InOut<'_>) {
-        by_rounds!(self, cfb128_decrypt::<_>(&self.enc, register, io));
+        by_rounds!(self, feedback_decrypt::<_, false>(&self.enc, register, io));
     }
     fn ofb(&self, register: &mut Block, io: InOut<'_>) {
         self.narrow.ofb(register, io);
