@@ -7,9 +7,9 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use hwcrypt::aes::Aes;
-use hwcrypt::modes::{Cbc, Cfb8, Cfb128, Ctr, Ecb, Ofb};
 use hwcrypt::registry::{self, Algorithm};
 use hwcrypt::{Backend, cpu};
+use hwcrypt_bench::{AES_MODES, aes_message};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -30,39 +30,9 @@ fn key(bits: usize) -> Vec<u8> {
     (0..bits / 8).map(|i| i as u8 * 7 + 1).collect()
 }
 
-/// One benchmarked operation: a fresh mode object per message (as a protocol
-/// would: IV set per message), the key expanded outside the timed loop.
-fn op(mode: &str, aes: &Aes, buf: &mut [u8]) {
-    let iv = [0x5a; 16];
-    match mode {
-        "ecb-enc" => Ecb::new(aes).encrypt(buf).unwrap(),
-        "ecb-dec" => Ecb::new(aes).decrypt(buf).unwrap(),
-        "cbc-enc" => Cbc::new(aes, &iv).unwrap().encrypt(buf).unwrap(),
-        "cbc-dec" => Cbc::new(aes, &iv).unwrap().decrypt(buf).unwrap(),
-        "ctr" => Ctr::new(aes, &iv).unwrap().apply_keystream(buf),
-        "cfb128-enc" => Cfb128::new(aes, &iv).unwrap().encrypt(buf),
-        "cfb128-dec" => Cfb128::new(aes, &iv).unwrap().decrypt(buf),
-        "cfb8-enc" => Cfb8::new(aes, &iv).unwrap().encrypt(buf),
-        "ofb" => Ofb::new(aes, &iv).unwrap().apply_keystream(buf),
-        _ => unreachable!(),
-    }
-}
-
-const MODES: [&str; 9] = [
-    "ecb-enc",
-    "ecb-dec",
-    "cbc-enc",
-    "cbc-dec",
-    "ctr",
-    "cfb128-enc",
-    "cfb128-dec",
-    "cfb8-enc",
-    "ofb",
-];
-
 fn modes(c: &mut Criterion) {
     let backends = backends();
-    for mode in MODES {
+    for mode in AES_MODES {
         for bits in KEY_BITS {
             let mut group = c.benchmark_group(format!("aes-{bits}-{mode}"));
             for &backend in &backends {
@@ -71,7 +41,7 @@ fn modes(c: &mut Criterion) {
                     let mut buf = vec![0u8; size];
                     group.throughput(Throughput::BytesDecimal(size as u64));
                     group.bench_function(BenchmarkId::new(backend.name(), size), |b| {
-                        b.iter(|| op(mode, black_box(&aes), black_box(&mut buf)))
+                        b.iter(|| aes_message(mode, black_box(&aes), black_box(&mut buf)))
                     });
                 }
             }

@@ -4,31 +4,16 @@
 //! `aes-throughput MODE BITS BACKEND SIZE [REPS] [MILLIS]` prints the median
 //! GB/s (1e9 B/s) over REPS timed runs of MILLIS each, processing whole
 //! messages of SIZE bytes with a fresh IV per message and the key expanded
-//! once. MODE: ecb-enc ecb-dec cbc-enc cbc-dec ctr cfb128-enc cfb128-dec ofb;
+//! once. MODE: one of `hwcrypt_bench::AES_MODES`;
 //! `key-setup` times `Aes::with_backend` and the drop of the key (ns per key;
 //! SIZE ignored); `rekey` times `Aes::rekey`, the in-place re-expansion of
 //! both schedules (the key expansion alone, without moving or wiping a key).
 
 use hwcrypt::Backend;
 use hwcrypt::aes::Aes;
-use hwcrypt::modes::{Cbc, Cfb128, Ctr, Ecb, Ofb};
+use hwcrypt_bench::aes_message;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
-
-fn run(mode: &str, aes: &Aes, buf: &mut [u8]) {
-    let iv = [0x5a; 16];
-    match mode {
-        "ecb-enc" => Ecb::new(aes).encrypt(buf).unwrap(),
-        "ecb-dec" => Ecb::new(aes).decrypt(buf).unwrap(),
-        "cbc-enc" => Cbc::new(aes, &iv).unwrap().encrypt(buf).unwrap(),
-        "cbc-dec" => Cbc::new(aes, &iv).unwrap().decrypt(buf).unwrap(),
-        "ctr" => Ctr::new(aes, &iv).unwrap().apply_keystream(buf),
-        "cfb128-enc" => Cfb128::new(aes, &iv).unwrap().encrypt(buf),
-        "cfb128-dec" => Cfb128::new(aes, &iv).unwrap().decrypt(buf),
-        "ofb" => Ofb::new(aes, &iv).unwrap().apply_keystream(buf),
-        other => panic!("unknown mode {other}"),
-    }
-}
 
 fn median(mut v: Vec<f64>) -> (f64, f64, f64) {
     v.sort_by(f64::total_cmp);
@@ -74,13 +59,16 @@ fn main() {
     }
     let aes = Aes::with_backend(&key, backend).unwrap();
     let mut buf = vec![0u8; size];
-    run(mode, &aes, &mut buf); // warm up
+    if !aes_message(mode, &aes, &mut buf) {
+        eprintln!("unknown mode {mode}");
+        std::process::exit(2);
+    }
     let mut samples = Vec::new();
     for _ in 0..reps {
         let (start, mut bytes) = (Instant::now(), 0u64);
         while start.elapsed() < window {
             for _ in 0..64 {
-                run(mode, black_box(&aes), black_box(&mut buf));
+                aes_message(mode, black_box(&aes), black_box(&mut buf));
             }
             bytes += 64 * size as u64;
         }
