@@ -2,6 +2,7 @@
 #![forbid(unsafe_code)]
 
 mod cmd;
+mod error;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -28,6 +29,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("hwcrypt: error: {err}");
             ExitCode::from(2)

@@ -1,5 +1,6 @@
 //! `hwcrypt cpu`: what the hardware offers and which backend serves each algorithm.
 
+use crate::error::CliError;
 use hwcrypt::cpu::{self, Features, MASK_ENV_VAR};
 use hwcrypt::registry::{self, Algorithm};
 use serde::Serialize;
@@ -119,24 +120,16 @@ fn list(items: &[&str]) -> String {
 }
 
 /// Runs `hwcrypt cpu`.
-pub fn run(args: &Args) -> hwcrypt::Result<()> {
+pub fn run(args: &Args) -> Result<(), CliError> {
     let report = report()?;
     let mut out = std::io::stdout().lock();
-    let written = if args.json {
-        serde_json::to_writer_pretty(&mut out, &report)
-            .map_err(std::io::Error::from)
-            .and_then(|()| writeln!(out))
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report).map_err(std::io::Error::from)?;
+        writeln!(out)?;
     } else {
-        write_table(&mut out, &report)
-    };
-    // A closed pipe (`hwcrypt cpu | head`) is not an error worth reporting.
-    match written {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            eprintln!("hwcrypt: error: writing output: {e}");
-            std::process::exit(2);
-        }
-        _ => Ok(()),
+        write_table(&mut out, &report)?;
     }
+    Ok(())
 }
 
 fn write_table(out: &mut impl Write, r: &Report) -> std::io::Result<()> {

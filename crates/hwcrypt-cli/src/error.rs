@@ -1,0 +1,41 @@
+//! The CLI's error: one line for the user, exit status 2.
+
+use std::fmt;
+
+/// Anything a subcommand can fail with.
+#[derive(Debug)]
+pub enum CliError {
+    /// From the library (bad key, bad `HWCRYPT_CPU`, ...).
+    Crypto(hwcrypt::Error),
+    /// Reading or writing a file or a standard stream.
+    Io(std::io::Error),
+}
+
+impl CliError {
+    /// A closed pipe on output (`hwcrypt cpu | head`) is how a reader says it
+    /// has seen enough; not worth an error message.
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, CliError::Io(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::Crypto(e) => write!(f, "{e}"),
+            CliError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl From<hwcrypt::Error> for CliError {
+    fn from(e: hwcrypt::Error) -> Self {
+        CliError::Crypto(e)
+    }
+}
+
+impl From<std::io::Error> for CliError {
+    fn from(e: std::io::Error) -> Self {
+        CliError::Io(e)
+    }
+}
