@@ -16,24 +16,28 @@ pub enum Backend {
     VaesAvx2,
     /// VAES on 512-bit zmm registers with AVX-512 (not implemented yet).
     VaesAvx512,
+    /// AVX2 without AES instructions (ChaCha20, Poly1305).
+    Avx2,
 }
 
 impl Backend {
     /// Every backend name hwcrypt knows, implemented or not.
-    pub const ALL: [Backend; 4] = [
+    pub const ALL: [Backend; 5] = [
         Backend::Soft,
         Backend::AesNi,
         Backend::VaesAvx2,
         Backend::VaesAvx512,
+        Backend::Avx2,
     ];
 
-    /// The stable name: `soft`, `aesni`, `vaes-avx2`, `vaes-avx512`.
+    /// The stable name: `soft`, `aesni`, `vaes-avx2`, `vaes-avx512`, `avx2`.
     pub const fn name(self) -> &'static str {
         match self {
             Backend::Soft => "soft",
             Backend::AesNi => "aesni",
             Backend::VaesAvx2 => "vaes-avx2",
             Backend::VaesAvx512 => "vaes-avx512",
+            Backend::Avx2 => "avx2",
         }
     }
 }

@@ -64,6 +64,31 @@ pub enum Error {
     },
     /// The `HWCRYPT_CPU` capability mask could not be parsed.
     InvalidCpuMask(String),
+    /// An AEAD nonce of the wrong length.
+    InvalidNonceLength {
+        /// Accepted length(s), in bytes.
+        expected: &'static str,
+        /// What was given.
+        got: usize,
+    },
+    /// An AEAD tag of a length the algorithm (or this API) does not accept.
+    InvalidTagLength {
+        /// Accepted length(s), in bytes.
+        expected: &'static str,
+        /// What was given.
+        got: usize,
+    },
+    /// Plaintext or associated data longer than the algorithm allows.
+    MessageTooLong {
+        /// What was too long: "plaintext", "associated data".
+        what: &'static str,
+        /// The limit in bytes.
+        limit: u64,
+    },
+    /// An AEAD open failed: wrong key, nonce, associated data, or tampered
+    /// ciphertext or tag. Deliberately says nothing more; no plaintext is
+    /// released.
+    AuthenticationFailed,
 }
 
 impl fmt::Display for Error {
@@ -109,6 +134,18 @@ impl fmt::Display for Error {
                 "backend '{backend}' cannot run {algorithm} on this CPU (missing or masked: {missing})"
             ),
             Error::InvalidCpuMask(why) => write!(f, "invalid HWCRYPT_CPU: {why}"),
+            Error::InvalidNonceLength { expected, got } => {
+                write!(f, "invalid nonce length: {got} bytes (expected {expected})")
+            }
+            Error::InvalidTagLength { expected, got } => {
+                write!(f, "invalid tag length: {got} bytes (expected {expected})")
+            }
+            Error::MessageTooLong { what, limit } => {
+                write!(f, "{what} too long (at most {limit} bytes)")
+            }
+            Error::AuthenticationFailed => f.write_str(
+                "authentication failed (wrong key, nonce or associated data, or tampered data)",
+            ),
         }
     }
 }

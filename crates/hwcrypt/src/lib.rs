@@ -19,6 +19,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod aead;
 pub mod aes;
 pub mod backend;
 pub mod cpu;
