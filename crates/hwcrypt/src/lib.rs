@@ -25,6 +25,7 @@ pub mod backend;
 pub mod cpu;
 pub mod ct;
 pub mod error;
+pub mod gcm;
 mod inout;
 pub mod modes;
 pub mod registry;

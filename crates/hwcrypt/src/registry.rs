@@ -17,16 +17,19 @@ use core::fmt;
 pub enum Algorithm {
     /// AES-128/192/256 block cipher and its ECB, CBC, CTR, CFB8, CFB128 and OFB modes.
     Aes,
+    /// AES-128/192/256-GCM (NIST SP 800-38D).
+    AesGcm,
 }
 
 impl Algorithm {
     /// Every algorithm, in display order.
-    pub const ALL: [Algorithm; 1] = [Algorithm::Aes];
+    pub const ALL: [Algorithm; 2] = [Algorithm::Aes, Algorithm::AesGcm];
 
     /// Stable name.
     pub const fn name(self) -> &'static str {
         match self {
             Algorithm::Aes => "aes",
+            Algorithm::AesGcm => "aes-gcm",
         }
     }
 
@@ -34,6 +37,7 @@ impl Algorithm {
     pub const fn description(self) -> &'static str {
         match self {
             Algorithm::Aes => "AES-128/192/256: ECB, CBC, CTR, CFB8, CFB128, OFB",
+            Algorithm::AesGcm => "AES-128/192/256-GCM",
         }
     }
 }
@@ -90,6 +94,9 @@ pub const VAES_AVX2_FEATURES: &[Feature] = &[
     Feature::Vaes,
 ];
 
+/// Features the `aesni` AES-GCM backend needs (`pclmulqdq` for GHASH).
+pub const GCM_AESNI_FEATURES: &[Feature] = &[Feature::Aes, Feature::Pclmulqdq, Feature::Ssse3];
+
 /// The registry, highest priority first within each algorithm (a test checks
 /// the order, so lookups need no sorting).
 static TABLE: &[Implementation] = &[
@@ -98,6 +105,7 @@ static TABLE: &[Implementation] = &[
     #[cfg(target_arch = "x86_64")]
     row(Algorithm::Aes, Backend::AesNi, 200, AESNI_FEATURES),
     row(Algorithm::Aes, Backend::Soft, 100, &[]),
+    row(Algorithm::AesGcm, Backend::Soft, 100, &[]),
 ];
 
 /// Every registered implementation of `algorithm`, highest priority first.

@@ -1,0 +1,447 @@
+//! AES-GCM (NIST SP 800-38D): AES-128/192/256 in counter mode with a GHASH
+//! tag, one backend chosen when the key is made.
+//!
+//! [`AesGcm`] implements [`Aead`] for the usual shape (12-byte nonces,
+//! 16-byte tags). The explicit [`AesGcm::seal_in_place_detached_with`] and
+//! [`AesGcm::open_in_place_detached_with`] take IVs of any length of at least
+//! one byte (`J0 = GHASH(IV || 0-pad || [len(IV)]_64)` for lengths other
+//! than 12) and the shorter tags SP 800-38D allows (4, 8 and 12..=16 bytes).
+//!
+//! The mode is written once here: `J0`, the length block, the limits and the
+//! tag. A backend supplies four kernels over a key that holds the AES round
+//! keys and the GHASH key `H` (powers of it, for the x86 backends):
+//!
+//! * `ghash(acc, data)`: absorbs `data`, zero-padded to whole blocks;
+//! * `encrypt(counter, acc, buf)`: CTR-encrypts `buf` in place from the
+//!   counter block `counter` (`inc32` steps) and absorbs the ciphertext;
+//! * `decrypt(counter, acc, buf)`: absorbs `buf`, then CTR-decrypts it;
+//! * `encrypt_block(block)`: `E(K, block)`, for `E(K, J0)`.
+//!
+//! `soft` is the portable constant-time reference (fixsliced AES, GHASH with
+//! masked integer multiplications); `aesni` runs CTR and GHASH in one
+//! stitched pass on xmm registers with AES-NI and PCLMULQDQ.
+
+mod ghash_soft;
+
+use crate::aead::{self, Aead, Tag};
+use crate::aes::{Aes, Block, KeySize};
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+use crate::registry::{self, Algorithm};
+use core::fmt;
+use zeroize::Zeroize;
+
+/// Length of the nonce of the [`Aead`] interface (96 bits, the SP 800-38D
+/// recommendation: `J0 = IV || 0^31 || 1`).
+pub const NONCE_LEN: usize = 12;
+
+/// Longest plaintext of one message: `2^39 - 256` bits.
+pub const MAX_PLAINTEXT_LEN: u64 = (1 << 36) - 32;
+
+/// Longest associated data of one message: `2^64 - 1` bits, rounded down to bytes.
+pub const MAX_AAD_LEN: u64 = (1 << 61) - 1;
+
+/// Longest IV accepted by the explicit API: `2^64 - 1` bits, rounded down to bytes.
+pub const MAX_IV_LEN: u64 = (1 << 61) - 1;
+
+/// A tag of one of the lengths SP 800-38D allows (4, 8, 12, 13, 14, 15 or 16
+/// bytes): the leading bytes of the full tag.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct GcmTag {
+    bytes: [u8; 16],
+    len: usize,
+}
+
+impl GcmTag {
+    /// The tag bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+
+    /// Tag length in bytes.
+    #[allow(clippy::len_without_is_empty)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+}
+
+impl AsRef<[u8]> for GcmTag {
+    fn as_ref(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+impl fmt::Debug for GcmTag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("GcmTag(")?;
+        for b in self.as_bytes() {
+            write!(f, "{b:02x}")?;
+        }
+        f.write_str(")")
+    }
+}
+
+/// Whether SP 800-38D allows a tag of `len` bytes.
+fn check_tag_len(len: usize) -> Result<()> {
+    if matches!(len, 4 | 8 | 12..=16) {
+        Ok(())
+    } else {
+        Err(Error::InvalidTagLength {
+            expected: "4, 8 or 12..=16",
+            got: len,
+        })
+    }
+}
+
+// The x86 keys hold precomputed powers of H and are larger than the soft
+// one; boxing them would cost an allocation per key.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone)]
+enum Inner {
+    Soft(ghash_soft::Key),
+}
+
+/// An AES-GCM key (AES-128, -192 or -256) bound to one backend. The AES
+/// round keys and the GHASH key are zeroized on drop; `Debug` shows only the
+/// algorithm and the backend.
+#[derive(Clone)]
+pub struct AesGcm {
+    inner: Inner,
+    size: KeySize,
+}
+
+impl AesGcm {
+    /// A key (16, 24 or 32 bytes) for the best AES-GCM backend this CPU,
+    /// after the `HWCRYPT_CPU` mask, can run.
+    pub fn new(key: &[u8]) -> Result<AesGcm> {
+        KeySize::from_key_len(key.len())?;
+        AesGcm::build(key, registry::default_backend(Algorithm::AesGcm)?)
+    }
+
+    /// A key for the named backend; an error if it does not implement
+    /// AES-GCM or this (masked) CPU cannot run it.
+    pub fn with_backend(key: &[u8], backend: Backend) -> Result<AesGcm> {
+        KeySize::from_key_len(key.len())?;
+        registry::check(Algorithm::AesGcm, backend)?;
+        AesGcm::build(key, backend)
+    }
+
+    fn build(key: &[u8], backend: Backend) -> Result<AesGcm> {
+        let size = KeySize::from_key_len(key.len())?;
+        let unavailable = || Error::BackendUnavailable {
+            algorithm: Algorithm::AesGcm.name(),
+            backend: backend.name(),
+            missing: "CPU support not detected".into(),
+        };
+        let inner = match backend {
+            Backend::Soft => Inner::Soft(ghash_soft::Key::new(Aes::with_backend(key, backend)?)),
+            _ => return Err(unavailable()),
+        };
+        Ok(AesGcm { inner, size })
+    }
+
+    /// AES-128, -192 or -256.
+    pub fn key_size(&self) -> KeySize {
+        self.size
+    }
+
+    /// `E(K, block)` in place.
+    fn encrypt_block(&self, block: &mut Block) {
+        match &self.inner {
+            Inner::Soft(k) => k.encrypt_block(block),
+        }
+    }
+
+    fn ghash(&self, acc: &mut Block, data: &[u8]) {
+        match &self.inner {
+            Inner::Soft(k) => k.ghash(acc, data),
+        }
+    }
+
+    fn encrypt(&self, counter: &Block, acc: &mut Block, buf: &mut [u8]) {
+        match &self.inner {
+            Inner::Soft(k) => k.encrypt(counter, acc, buf),
+        }
+    }
+
+    fn decrypt(&self, counter: &Block, acc: &mut Block, buf: &mut [u8]) {
+        match &self.inner {
+            Inner::Soft(k) => k.decrypt(counter, acc, buf),
+        }
+    }
+
+    /// `J0` for `iv`: `IV || 0^31 || 1` for 12 bytes, else
+    /// `GHASH(IV || 0-pad || 0^64 || [len(IV)]_64)`.
+    fn j0(&self, iv: &[u8]) -> Block {
+        let mut j0 = [0u8; 16];
+        if iv.len() == NONCE_LEN {
+            j0[..12].copy_from_slice(iv);
+            j0[15] = 1;
+        } else {
+            self.ghash(&mut j0, iv);
+            let mut lengths = [0u8; 16];
+            lengths[8..].copy_from_slice(&(iv.len() as u64 * 8).to_be_bytes());
+            self.ghash(&mut j0, &lengths);
+        }
+        j0
+    }
+
+    fn check_lengths(iv: usize, aad: usize, text: usize) -> Result<()> {
+        if iv == 0 {
+            return Err(Error::InvalidNonceLength {
+                expected: "at least 1",
+                got: 0,
+            });
+        }
+        if iv as u64 > MAX_IV_LEN {
+            return Err(Error::MessageTooLong {
+                what: "IV",
+                limit: MAX_IV_LEN,
+            });
+        }
+        if text as u64 > MAX_PLAINTEXT_LEN {
+            return Err(Error::MessageTooLong {
+                what: "plaintext",
+                limit: MAX_PLAINTEXT_LEN,
+            });
+        }
+        if aad as u64 > MAX_AAD_LEN {
+            return Err(Error::MessageTooLong {
+                what: "associated data",
+                limit: MAX_AAD_LEN,
+            });
+        }
+        Ok(())
+    }
+
+    /// The full tag: `E(K, J0) ^ GHASH(A, C, lengths)`; `acc` holds the
+    /// GHASH state after the ciphertext.
+    fn finish(&self, j0: &Block, mut acc: Block, aad_len: usize, text_len: usize) -> Block {
+        let mut lengths = [0u8; 16];
+        lengths[..8].copy_from_slice(&(aad_len as u64 * 8).to_be_bytes());
+        lengths[8..].copy_from_slice(&(text_len as u64 * 8).to_be_bytes());
+        self.ghash(&mut acc, &lengths);
+        let mut tag = *j0;
+        self.encrypt_block(&mut tag);
+        for (t, a) in tag.iter_mut().zip(&acc) {
+            *t ^= a;
+        }
+        acc.zeroize();
+        tag
+    }
+
+    fn seal_full(&self, iv: &[u8], aad: &[u8], buf: &mut [u8]) -> Result<Block> {
+        AesGcm::check_lengths(iv.len(), aad.len(), buf.len())?;
+        let j0 = self.j0(iv);
+        let mut counter = j0;
+        crate::aes::CounterWidth::Low32.add(&mut counter, 1);
+        let mut acc = [0u8; 16];
+        self.ghash(&mut acc, aad);
+        self.encrypt(&counter, &mut acc, buf);
+        Ok(self.finish(&j0, acc, aad.len(), buf.len()))
+    }
+
+    fn open_full(&self, iv: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<()> {
+        AesGcm::check_lengths(iv.len(), aad.len(), buf.len())?;
+        let j0 = self.j0(iv);
+        let mut counter = j0;
+        crate::aes::CounterWidth::Low32.add(&mut counter, 1);
+        let mut acc = [0u8; 16];
+        self.ghash(&mut acc, aad);
+        // One pass: GHASH of the ciphertext and decryption together; the
+        // plaintext is wiped below if the tag does not verify.
+        self.decrypt(&counter, &mut acc, buf);
+        let mut expected = self.finish(&j0, acc, aad.len(), buf.len());
+        let result = aead::verify_or_wipe(&expected[..tag.len()], tag, buf);
+        expected.zeroize();
+        result
+    }
+
+    /// Encrypts `in_out` in place under an IV of any length (at least one
+    /// byte) and returns a tag of `tag_len` bytes (4, 8 or 12..=16).
+    pub fn seal_in_place_detached_with(
+        &self,
+        iv: &[u8],
+        aad: &[u8],
+        in_out: &mut [u8],
+        tag_len: usize,
+    ) -> Result<GcmTag> {
+        check_tag_len(tag_len)?;
+        let bytes = self.seal_full(iv, aad, in_out)?;
+        Ok(GcmTag {
+            bytes,
+            len: tag_len,
+        })
+    }
+
+    /// Verifies a tag of 4, 8 or 12..=16 bytes (its length is the tag length
+    /// the message was sealed with) under an IV of any length (at least one
+    /// byte), then decrypts `in_out` in place. On failure `in_out` is zeroed
+    /// and the error is [`Error::AuthenticationFailed`].
+    pub fn open_in_place_detached_with(
+        &self,
+        iv: &[u8],
+        aad: &[u8],
+        in_out: &mut [u8],
+        tag: &[u8],
+    ) -> Result<()> {
+        check_tag_len(tag.len())?;
+        self.open_full(iv, aad, in_out, tag)
+    }
+}
+
+fn check_nonce(nonce: &[u8]) -> Result<()> {
+    if nonce.len() == NONCE_LEN {
+        Ok(())
+    } else {
+        Err(Error::InvalidNonceLength {
+            expected: "12",
+            got: nonce.len(),
+        })
+    }
+}
+
+impl Aead for AesGcm {
+    const NONCE_LEN: usize = NONCE_LEN;
+
+    fn algorithm(&self) -> &'static str {
+        match self.size {
+            KeySize::Aes128 => "AES-128-GCM",
+            KeySize::Aes192 => "AES-192-GCM",
+            KeySize::Aes256 => "AES-256-GCM",
+        }
+    }
+
+    fn backend(&self) -> Backend {
+        match &self.inner {
+            Inner::Soft(_) => Backend::Soft,
+        }
+    }
+
+    fn seal_in_place_detached(&self, nonce: &[u8], aad: &[u8], in_out: &mut [u8]) -> Result<Tag> {
+        check_nonce(nonce)?;
+        self.seal_full(nonce, aad, in_out)
+    }
+
+    fn open_in_place_detached(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        in_out: &mut [u8],
+        tag: &[u8],
+    ) -> Result<()> {
+        check_nonce(nonce)?;
+        let tag = aead::full_tag(tag)?;
+        self.open_full(nonce, aad, in_out, tag)
+    }
+}
+
+impl fmt::Debug for AesGcm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AesGcm")
+            .field("algorithm", &self.algorithm())
+            .field("backend", &self.backend().name())
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unhex(s: &str) -> Vec<u8> {
+        hex::decode(s).unwrap()
+    }
+
+    /// The GCM spec's test cases 2, 4 and 6 (McGrew & Viega), AES-128.
+    #[test]
+    fn gcm_spec_test_cases_on_every_runnable_backend() {
+        let key = unhex("feffe9928665731c6d6a8f9467308308");
+        let pt = unhex(
+            "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39",
+        );
+        let aad = unhex("feedfacedeadbeeffeedfacedeadbeefabaddad2");
+        let cases: [(&str, &str, &str); 2] = [
+            (
+                "cafebabefacedbaddecaf888",
+                "42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e21d514b25466931c7d8f6a5aac84aa051ba30b396a0aac973d58e091",
+                "5bc94fbc3221a5db94fae95ae7121a47",
+            ),
+            (
+                "9313225df88406e555909c5aff5269aa6a7a9538534f7da1e4c303d2a318a728c3c0c95156809539fcf0e2429a6b525416aedbf5a0de6a57a637b39b",
+                "8ce24998625615b603a033aca13fb894be9112a5c3a211a8ba262a3cca7e2ca701e4a9a4fba43c90ccdcb281d48c7c6fd62875d2aca417034c34aee5",
+                "619cc5aefffe0bfa462af43c1699d050",
+            ),
+        ];
+        for backend in registry::runnable(Algorithm::AesGcm, crate::cpu::features().unwrap()) {
+            let k = AesGcm::with_backend(&key, backend).unwrap();
+            for (iv, ct, tag) in cases {
+                let iv = unhex(iv);
+                let mut buf = pt.clone();
+                let t = k
+                    .seal_in_place_detached_with(&iv, &aad, &mut buf, 16)
+                    .unwrap();
+                assert_eq!(hex::encode(&buf), ct, "{backend}");
+                assert_eq!(hex::encode(t.as_bytes()), tag, "{backend}");
+                k.open_in_place_detached_with(&iv, &aad, &mut buf, t.as_bytes())
+                    .unwrap();
+                assert_eq!(buf, pt, "{backend}");
+            }
+            // Test case 1: empty everything.
+            let k = AesGcm::with_backend(&[0; 16], backend).unwrap();
+            let tag = k.seal_in_place_detached(&[0; 12], &[], &mut []).unwrap();
+            assert_eq!(hex::encode(tag), "58e2fccefa7e3061367f1d57a4e7455a");
+        }
+    }
+
+    #[test]
+    fn errors_and_debug() {
+        let k = AesGcm::with_backend(&[0x42; 32], Backend::Soft).unwrap();
+        let text = format!("{k:?}");
+        assert!(text.contains("AES-256-GCM") && text.contains("soft") && !text.contains("42"));
+        assert!(matches!(
+            k.seal_in_place_detached(&[0; 8], &[], &mut []),
+            Err(Error::InvalidNonceLength { .. })
+        ));
+        assert!(matches!(
+            k.seal_in_place_detached_with(&[], &[], &mut [], 16),
+            Err(Error::InvalidNonceLength { .. })
+        ));
+        for bad in [0, 1, 3, 5, 7, 9, 10, 11, 17] {
+            assert!(matches!(
+                k.seal_in_place_detached_with(&[0; 12], &[], &mut [], bad),
+                Err(Error::InvalidTagLength { .. })
+            ));
+        }
+        assert!(matches!(
+            k.open_in_place_detached(&[0; 12], &[], &mut [], &[0; 12]),
+            Err(Error::InvalidTagLength { .. })
+        ));
+        let max = MAX_PLAINTEXT_LEN as usize;
+        assert!(AesGcm::check_lengths(12, 0, max).is_ok());
+        assert_eq!(
+            AesGcm::check_lengths(12, 0, max + 1),
+            Err(Error::MessageTooLong {
+                what: "plaintext",
+                limit: (1 << 36) - 32
+            })
+        );
+        let max = MAX_AAD_LEN as usize;
+        assert!(AesGcm::check_lengths(12, max, 0).is_ok());
+        assert!(matches!(
+            AesGcm::check_lengths(12, max + 1, 0),
+            Err(Error::MessageTooLong {
+                what: "associated data",
+                ..
+            })
+        ));
+        assert!(matches!(
+            AesGcm::with_backend(&[0; 15], Backend::Soft),
+            Err(Error::InvalidKeyLength { .. })
+        ));
+        assert!(matches!(
+            AesGcm::with_backend(&[0; 16], Backend::VaesAvx512),
+            Err(Error::BackendNotImplemented { .. })
+        ));
+    }
+}
