@@ -105,6 +105,8 @@ static TABLE: &[Implementation] = &[
     #[cfg(target_arch = "x86_64")]
     row(Algorithm::Aes, Backend::AesNi, 200, AESNI_FEATURES),
     row(Algorithm::Aes, Backend::Soft, 100, &[]),
+    #[cfg(target_arch = "x86_64")]
+    row(Algorithm::AesGcm, Backend::AesNi, 200, GCM_AESNI_FEATURES),
     row(Algorithm::AesGcm, Backend::Soft, 100, &[]),
 ];
 

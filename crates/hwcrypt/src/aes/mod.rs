@@ -225,6 +225,16 @@ impl Aes {
         self.kernels().decrypt_block(block);
     }
 
+    /// The AES-NI encryption schedule (`rounds + 1` round keys) of an x86
+    /// backend, for the stitched AES-GCM kernels; `None` for `soft`.
+    #[cfg(target_arch = "x86_64")]
+    pub(crate) fn aesni_round_keys(&self) -> Option<&[Block]> {
+        match &self.inner {
+            Inner::AesNi(k) => Some(k.encryption_round_keys()),
+            _ => None,
+        }
+    }
+
     pub(crate) fn kernels(&self) -> &dyn AesKernels {
         match &self.inner {
             Inner::Soft(k) => k,

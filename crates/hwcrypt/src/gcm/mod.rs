@@ -23,6 +23,9 @@
 
 mod ghash_soft;
 
+#[cfg(target_arch = "x86_64")]
+mod aesni_clmul;
+
 use crate::aead::{self, Aead, Tag};
 use crate::aes::{Aes, Block, KeySize};
 use crate::backend::Backend;
@@ -99,6 +102,8 @@ fn check_tag_len(len: usize) -> Result<()> {
 #[derive(Clone)]
 enum Inner {
     Soft(ghash_soft::Key),
+    #[cfg(target_arch = "x86_64")]
+    AesNi(aesni_clmul::Key),
 }
 
 /// An AES-GCM key (AES-128, -192 or -256) bound to one backend. The AES
@@ -135,6 +140,8 @@ impl AesGcm {
         };
         let inner = match backend {
             Backend::Soft => Inner::Soft(ghash_soft::Key::new(Aes::with_backend(key, backend)?)),
+            #[cfg(target_arch = "x86_64")]
+            Backend::AesNi => Inner::AesNi(aesni_clmul::Key::new(key).ok_or_else(unavailable)?),
             _ => return Err(unavailable()),
         };
         Ok(AesGcm { inner, size })
@@ -149,24 +156,32 @@ impl AesGcm {
     fn encrypt_block(&self, block: &mut Block) {
         match &self.inner {
             Inner::Soft(k) => k.encrypt_block(block),
+            #[cfg(target_arch = "x86_64")]
+            Inner::AesNi(k) => k.encrypt_block(block),
         }
     }
 
     fn ghash(&self, acc: &mut Block, data: &[u8]) {
         match &self.inner {
             Inner::Soft(k) => k.ghash(acc, data),
+            #[cfg(target_arch = "x86_64")]
+            Inner::AesNi(k) => k.ghash(acc, data),
         }
     }
 
     fn encrypt(&self, counter: &Block, acc: &mut Block, buf: &mut [u8]) {
         match &self.inner {
             Inner::Soft(k) => k.encrypt(counter, acc, buf),
+            #[cfg(target_arch = "x86_64")]
+            Inner::AesNi(k) => k.encrypt(counter, acc, buf),
         }
     }
 
     fn decrypt(&self, counter: &Block, acc: &mut Block, buf: &mut [u8]) {
         match &self.inner {
             Inner::Soft(k) => k.decrypt(counter, acc, buf),
+            #[cfg(target_arch = "x86_64")]
+            Inner::AesNi(k) => k.decrypt(counter, acc, buf),
         }
     }
 
@@ -315,6 +330,8 @@ impl Aead for AesGcm {
     fn backend(&self) -> Backend {
         match &self.inner {
             Inner::Soft(_) => Backend::Soft,
+            #[cfg(target_arch = "x86_64")]
+            Inner::AesNi(_) => Backend::AesNi,
         }
     }
 

@@ -1,0 +1,629 @@
+//! The `aesni` AES-GCM backend: AES-NI and PCLMULQDQ on xmm registers, CTR
+//! and GHASH in one stitched pass.
+//!
+//! Per iteration, eight counter blocks go through AES while the GHASH of
+//! eight ciphertext blocks runs between the rounds: on encryption the eight
+//! written by the previous iteration (the first eight are encrypted alone,
+//! the last eight hashed alone), on decryption the eight being decrypted.
+//! The eight blocks are multiplied by the precomputed `H^8..H^1` without
+//! reduction (Karatsuba: three `pclmulqdq` per block), the 256-bit products
+//! summed, and reduced once per eight blocks. AES (4-cycle latency, two per
+//! cycle) and PCLMULQDQ share the vector pipes, so the multiplications fill
+//! the slots the eight independent AES chains leave free.
+//!
+//! Representation: a block is byte-reversed on load (`pshufb`), so the xmm
+//! lane holds the big-endian integer of the block, in which GHASH's
+//! coefficient of `x^0` is bit 127 ("bit reflected"). The carry-less product
+//! of two reflected values is the reflected product times `x`; storing the
+//! key powers pre-multiplied by `x^-1` cancels that, so no shift is needed.
+//! Reduction modulo `x^128 + x^7 + x^2 + x + 1` folds the low 64 bits twice
+//! with one `pclmulqdq` each by `0xc2 << 56` (`x^128 = x^7 + x^2 + x + 1`,
+//! reflected and shifted).
+//!
+//! A [`Key`] can only be made after `aes`, `pclmulqdq` and `ssse3` were
+//! detected, so every method may call the `#[target_feature]` kernels.
+#![allow(unsafe_code)]
+
+use crate::aes::{Aes, Block};
+use crate::backend::Backend;
+use crate::cpu::{self, Features};
+use crate::registry::GCM_AESNI_FEATURES;
+use core::arch::x86_64::*;
+use zeroize::Zeroize;
+
+/// Blocks per stitched iteration: eight AES chains cover the `aesenc`
+/// latency (4 cycles x 2 per cycle), and eight products per reduction
+/// amortise it; 8 states + a round key + 3 accumulators + 2 temporaries fit
+/// the 16 xmm registers.
+const BATCH: usize = 8;
+
+/// Everything the kernels read, 16-byte aligned so round keys and key
+/// powers load with aligned loads.
+#[derive(Clone)]
+#[repr(C, align(16))]
+struct Table {
+    /// AES encryption round keys (`rounds + 1` used).
+    rk: [Block; 15],
+    /// `h[k - 1]` is `H^k * x^-1`, reflected, as a little-endian lane.
+    h: [Block; BATCH],
+    /// `hk[k - 1]`: the XOR of the two 64-bit halves of `h[k - 1]`, in the
+    /// low half (the Karatsuba middle operand).
+    hk: [Block; BATCH],
+}
+
+/// The `aesni` AES-GCM key.
+#[derive(Clone)]
+pub(crate) struct Key {
+    t: Table,
+    rounds: usize,
+}
+
+impl Key {
+    /// `None` unless the CPU has AES-NI, PCLMULQDQ and SSSE3, or for a key
+    /// length other than 16, 24 or 32.
+    pub(crate) fn new(key: &[u8]) -> Option<Key> {
+        if !cpu::detected().contains(Features::of(GCM_AESNI_FEATURES)) {
+            return None;
+        }
+        let aes = Aes::with_backend(key, Backend::AesNi).ok()?;
+        let rk = aes.aesni_round_keys()?;
+        let mut t = Table {
+            rk: [[0; 16]; 15],
+            h: [[0; 16]; BATCH],
+            hk: [[0; 16]; BATCH],
+        };
+        t.rk[..rk.len()].copy_from_slice(rk);
+        let mut k = Key {
+            t,
+            rounds: rk.len() - 1,
+        };
+        // SAFETY: the features were detected just above.
+        unsafe { k.powers() };
+        Some(k)
+    }
+
+    /// Fills `h` and `hk` from `H = E(K, 0)`.
+    ///
+    /// # Safety
+    /// The CPU must support AES-NI, PCLMULQDQ and SSSE3.
+    #[target_feature(enable = "aes,pclmulqdq,ssse3")]
+    unsafe fn powers(&mut self) {
+        let mut h = [0u8; 16];
+        self.encrypt_block(&mut h);
+        // Reflected H times x^-1: shift left by one; a bit shifted out (the
+        // x^0 coefficient) becomes x^-1 = x^127 + x^6 + x + 1, reflected
+        // 0xc2000...0001. Branch-free on the secret bit.
+        let hr = u128::from_be_bytes(h);
+        let mask = 0u128.wrapping_sub(hr >> 127);
+        let h1 = (hr << 1) ^ (mask & ((0xc2 << 120) | 1));
+        let h1 = lane(h1);
+        let mut p = h1;
+        for k in 0..BATCH {
+            store(&mut self.t.h[k], p);
+            store(&mut self.t.hk[k], karatsuba_operand(p));
+            p = gf_mul(p, h1);
+        }
+        h.zeroize();
+    }
+
+    /// Number of AES rounds (10, 12 or 14).
+    fn rounds(&self) -> usize {
+        self.rounds
+    }
+
+    pub(crate) fn encrypt_block(&self, block: &mut Block) {
+        // SAFETY: a `Key` exists only if the features were detected.
+        unsafe {
+            let x = load(block);
+            let y = match self.rounds() {
+                10 => aes1::<10>(&self.t, x),
+                12 => aes1::<12>(&self.t, x),
+                _ => aes1::<14>(&self.t, x),
+            };
+            store(block, y);
+        }
+    }
+
+    /// Absorbs `data`, the last block zero-padded.
+    pub(crate) fn ghash(&self, acc: &mut Block, data: &[u8]) {
+        // SAFETY: a `Key` exists only if the features were detected.
+        unsafe { ghash(&self.t, acc, data) }
+    }
+
+    pub(crate) fn encrypt(&self, counter: &Block, acc: &mut Block, buf: &mut [u8]) {
+        // SAFETY: a `Key` exists only if the features were detected.
+        unsafe {
+            match self.rounds() {
+                10 => seal::<10>(&self.t, counter, acc, buf),
+                12 => seal::<12>(&self.t, counter, acc, buf),
+                _ => seal::<14>(&self.t, counter, acc, buf),
+            }
+        }
+    }
+
+    pub(crate) fn decrypt(&self, counter: &Block, acc: &mut Block, buf: &mut [u8]) {
+        // SAFETY: a `Key` exists only if the features were detected.
+        unsafe {
+            match self.rounds() {
+                10 => open::<10>(&self.t, counter, acc, buf),
+                12 => open::<12>(&self.t, counter, acc, buf),
+                _ => open::<14>(&self.t, counter, acc, buf),
+            }
+        }
+    }
+}
+
+impl Drop for Key {
+    /// Zeroizes the round keys and the key powers with volatile stores, then
+    /// a fence, as `zeroize` does.
+    fn drop(&mut self) {
+        let t = &mut self.t;
+        for b in t.rk.iter_mut().chain(t.h.iter_mut()).chain(t.hk.iter_mut()) {
+            // SAFETY: `b` is 16 writable bytes; a volatile store is not optimised away.
+            unsafe { core::ptr::write_volatile(b, [0; 16]) };
+        }
+        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Register-level helpers: safe `#[target_feature]` functions that inline
+// into the kernels.
+
+/// A 128-bit integer as an xmm lane.
+#[inline]
+#[target_feature(enable = "sse2")]
+fn lane(v: u128) -> __m128i {
+    _mm_set_epi64x((v >> 64) as i64, v as i64)
+}
+
+#[inline]
+#[target_feature(enable = "sse2")]
+fn load(block: &Block) -> __m128i {
+    // SAFETY: `block` is 16 readable bytes; unaligned loads are allowed.
+    unsafe { _mm_loadu_si128(block.as_ptr().cast()) }
+}
+
+#[inline]
+#[target_feature(enable = "sse2")]
+fn store(block: &mut Block, x: __m128i) {
+    // SAFETY: `block` is 16 writable bytes; unaligned stores are allowed.
+    unsafe { _mm_storeu_si128(block.as_mut_ptr().cast(), x) }
+}
+
+/// Block `i` of the buffer at `p`.
+///
+/// # Safety
+/// Bytes `16 * i .. 16 * (i + 1)` of `p` must be readable.
+#[inline]
+#[target_feature(enable = "sse2")]
+unsafe fn load_at(p: *const u8, i: usize) -> __m128i {
+    // SAFETY: the caller guarantees the 16 bytes are readable.
+    unsafe { _mm_loadu_si128(p.add(16 * i).cast()) }
+}
+
+/// Stores `x` as block `i` of the buffer at `p`.
+///
+/// # Safety
+/// Bytes `16 * i .. 16 * (i + 1)` of `p` must be writable.
+#[inline]
+#[target_feature(enable = "sse2")]
+unsafe fn store_at(p: *mut u8, i: usize, x: __m128i) {
+    // SAFETY: the caller guarantees the 16 bytes are writable.
+    unsafe { _mm_storeu_si128(p.add(16 * i).cast(), x) }
+}
+
+/// Reverses the bytes: a block <-> its big-endian integer as a lane.
+#[inline]
+#[target_feature(enable = "ssse3")]
+fn bswap(x: __m128i) -> __m128i {
+    _mm_shuffle_epi8(
+        x,
+        _mm_setr_epi8(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+    )
+}
+
+/// `inc32` on a byte-reversed counter block: the low dword is the counter.
+#[inline]
+#[target_feature(enable = "sse2")]
+fn inc32(c: __m128i) -> __m128i {
+    _mm_add_epi32(c, _mm_set_epi32(0, 0, 0, 1))
+}
+
+/// Round key `i`. Volatile, as in the AES kernels: otherwise LLVM hoists
+/// all round keys (and key powers) out of the loop and spills the states.
+#[inline]
+#[target_feature(enable = "sse2")]
+fn rk(t: &Table, i: usize) -> __m128i {
+    // SAFETY: `t.rk[i]` is 16 readable bytes, 16-byte aligned (`Table` is
+    // `align(16)`, `rk` is its first field and a `Block` is 16 bytes).
+    unsafe { core::ptr::read_volatile(t.rk[i].as_ptr().cast::<__m128i>()) }
+}
+
+/// The XOR of the two halves of `h`, in the low half.
+#[inline]
+#[target_feature(enable = "sse2")]
+fn karatsuba_operand(h: __m128i) -> __m128i {
+    _mm_xor_si128(h, _mm_shuffle_epi32::<0x4e>(h))
+}
+
+/// Unreduced 256-bit GHASH sum in Karatsuba form: `lo`, `mid` (still to be
+/// corrected by `lo ^ hi`), `hi`.
+#[derive(Clone, Copy)]
+struct Acc {
+    lo: __m128i,
+    mid: __m128i,
+    hi: __m128i,
+}
+
+impl Acc {
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn zero() -> Acc {
+        Acc {
+            lo: _mm_setzero_si128(),
+            mid: _mm_setzero_si128(),
+            hi: _mm_setzero_si128(),
+        }
+    }
+
+    /// Adds `x * h` (`hk` = `karatsuba_operand(h)`), unreduced.
+    #[inline]
+    #[target_feature(enable = "pclmulqdq,sse2")]
+    fn mul_add(&mut self, x: __m128i, h: __m128i, hk: __m128i) {
+        self.lo = _mm_xor_si128(self.lo, _mm_clmulepi64_si128::<0x00>(x, h));
+        self.hi = _mm_xor_si128(self.hi, _mm_clmulepi64_si128::<0x11>(x, h));
+        let xk = karatsuba_operand(x);
+        self.mid = _mm_xor_si128(self.mid, _mm_clmulepi64_si128::<0x00>(xk, hk));
+    }
+
+    /// Adds `x * H^k` with the table's powers (`1 <= k <= 8`).
+    #[inline]
+    #[target_feature(enable = "pclmulqdq,ssse3")]
+    fn mul_add_power(&mut self, t: &Table, x: __m128i, k: usize) {
+        // SAFETY: 16 readable bytes each, 16-byte aligned (`Table` is
+        // `align(16)` and made of 16-byte blocks).
+        let (h, hk) = unsafe {
+            (
+                _mm_load_si128(t.h[k - 1].as_ptr().cast()),
+                _mm_load_si128(t.hk[k - 1].as_ptr().cast()),
+            )
+        };
+        self.mul_add(x, h, hk);
+    }
+
+    /// The sum reduced modulo the GHASH polynomial.
+    #[inline]
+    #[target_feature(enable = "pclmulqdq,sse2")]
+    fn reduce(self) -> __m128i {
+        let poly = _mm_set_epi64x(0xc200_0000_0000_0000_u64 as i64, 1);
+        let mid = _mm_xor_si128(self.mid, _mm_xor_si128(self.lo, self.hi));
+        // Fold the low 64 bits (x^192..x^255) into the next 128.
+        let t = _mm_clmulepi64_si128::<0x10>(self.lo, poly);
+        let mid = _mm_xor_si128(_mm_xor_si128(mid, t), _mm_shuffle_epi32::<0x4e>(self.lo));
+        // Then the next 64 (x^128..x^191).
+        let t = _mm_clmulepi64_si128::<0x10>(mid, poly);
+        _mm_xor_si128(_mm_xor_si128(self.hi, t), _mm_shuffle_epi32::<0x4e>(mid))
+    }
+}
+
+/// `a * b * x` reflected, i.e. the product for operands stored times `x^-1`.
+#[inline]
+#[target_feature(enable = "pclmulqdq,sse2")]
+fn gf_mul(a: __m128i, b: __m128i) -> __m128i {
+    let mut acc = Acc::zero();
+    acc.mul_add(a, b, karatsuba_operand(b));
+    acc.reduce()
+}
+
+/// GHASH of the byte-reversed blocks `x` (at most 8) into `y`:
+/// `(y ^ x[0]) H^n ^ x[1] H^(n-1) ^ ... ^ x[n-1] H`, one reduction.
+#[inline]
+#[target_feature(enable = "pclmulqdq,ssse3")]
+fn ghash_n(t: &Table, y: __m128i, x: &[__m128i]) -> __m128i {
+    let n = x.len();
+    debug_assert!((1..=BATCH).contains(&n));
+    let mut acc = Acc::zero();
+    for (j, &b) in x.iter().enumerate() {
+        let b = if j == 0 { _mm_xor_si128(b, y) } else { b };
+        acc.mul_add_power(t, b, n - j);
+    }
+    acc.reduce()
+}
+
+/// Runs `$body` for each middle AES round `$r` in `1..$R`, written out so
+/// the rounds unroll (`$R` is a constant; every `if` folds away).
+macro_rules! middle_rounds {
+    ($R:ident, $r:ident => $body:block) => {
+        middle_rounds!(@each $R, $r, $body, 1 2 3 4 5 6 7 8 9 10 11 12 13)
+    };
+    (@each $R:ident, $r:ident, $body:block, $($i:literal)*) => {
+        $(
+            if $i < $R {
+                let $r: usize = $i;
+                $body
+            }
+        )*
+    };
+}
+
+/// One block through AES.
+#[inline]
+#[target_feature(enable = "aes,sse2")]
+fn aes1<const R: usize>(t: &Table, x: __m128i) -> __m128i {
+    let mut x = _mm_xor_si128(x, rk(t, 0));
+    middle_rounds!(R, r => {
+        x = _mm_aesenc_si128(x, rk(t, r));
+    });
+    _mm_aesenclast_si128(x, rk(t, R))
+}
+
+/// `N` counter blocks from the byte-reversed counter `c` (advanced) through
+/// AES, XORed with the `N` input blocks at `src`, stored at `dst`.
+///
+/// # Safety
+/// `src` readable and `dst` writable for `16 * N` bytes, equal or disjoint.
+#[inline]
+#[target_feature(enable = "aes,ssse3")]
+unsafe fn ctr_n<const R: usize, const N: usize>(
+    t: &Table,
+    c: &mut __m128i,
+    src: *const u8,
+    dst: *mut u8,
+) {
+    let mut x = [_mm_setzero_si128(); N];
+    let k0 = rk(t, 0);
+    for b in x.iter_mut() {
+        *b = _mm_xor_si128(bswap(*c), k0);
+        *c = inc32(*c);
+    }
+    middle_rounds!(R, r => {
+        let k = rk(t, r);
+        for b in x.iter_mut() {
+            *b = _mm_aesenc_si128(*b, k);
+        }
+    });
+    let k = rk(t, R);
+    for (j, b) in x.iter_mut().enumerate() {
+        // SAFETY: block `j < N` is in bounds (caller).
+        let d = unsafe { load_at(src, j) };
+        *b = _mm_aesenclast_si128(*b, _mm_xor_si128(k, d));
+        // SAFETY: as above; block `j` was loaded before it is stored.
+        unsafe { store_at(dst, j, *b) };
+    }
+}
+
+/// CTR over `blocks < 8` whole blocks at `p` in place, in batches of 4, 2, 1.
+///
+/// # Safety
+/// `p` readable and writable for `16 * blocks` bytes.
+#[inline]
+#[target_feature(enable = "aes,ssse3")]
+unsafe fn ctr_tail<const R: usize>(t: &Table, c: &mut __m128i, p: *mut u8, blocks: usize) {
+    let mut at = 0;
+    if blocks & 4 != 0 {
+        // SAFETY: the batch lies within the `blocks` blocks (caller).
+        unsafe { ctr_n::<R, 4>(t, c, p, p) };
+        at += 4;
+    }
+    if blocks & 2 != 0 {
+        // SAFETY: as above.
+        unsafe { ctr_n::<R, 2>(t, c, p.add(16 * at), p.add(16 * at)) };
+        at += 2;
+    }
+    if blocks & 1 != 0 {
+        // SAFETY: as above.
+        unsafe { ctr_n::<R, 1>(t, c, p.add(16 * at), p.add(16 * at)) };
+    }
+}
+
+/// The final partial block (`1..=15` bytes of `rest`) in place: one more
+/// keystream block, only the needed bytes used.
+#[inline]
+#[target_feature(enable = "aes,ssse3")]
+fn ctr_partial<const R: usize>(t: &Table, c: __m128i, rest: &mut [u8]) {
+    let mut block = [0u8; 16];
+    block[..rest.len()].copy_from_slice(rest);
+    let ks = aes1::<R>(t, bswap(c));
+    let out = _mm_xor_si128(load(&block), ks);
+    store(&mut block, out);
+    rest.copy_from_slice(&block[..rest.len()]);
+}
+
+/// The byte-reversed blocks of `data` (at most 8 blocks' worth, the last
+/// zero-padded), as GHASH operands; returns how many.
+#[inline]
+#[target_feature(enable = "ssse3")]
+fn gather(data: &[u8], out: &mut [__m128i; BATCH]) -> usize {
+    let mut n = 0;
+    for chunk in data.chunks(16) {
+        let mut block = [0u8; 16];
+        block[..chunk.len()].copy_from_slice(chunk);
+        out[n] = bswap(load(&block));
+        n += 1;
+    }
+    n
+}
+
+/// Absorbs `data` into `acc`, eight blocks per reduction.
+///
+/// # Safety
+/// The CPU must support PCLMULQDQ and SSSE3.
+#[target_feature(enable = "aes,pclmulqdq,ssse3")]
+unsafe fn ghash(t: &Table, acc: &mut Block, data: &[u8]) {
+    let mut y = bswap(load(acc));
+    let mut chunks = data.chunks_exact(16 * BATCH);
+    for chunk in &mut chunks {
+        let p = chunk.as_ptr();
+        // SAFETY: `chunk` is 8 readable blocks.
+        let x: [__m128i; BATCH] = core::array::from_fn(|j| bswap(unsafe { load_at(p, j) }));
+        y = ghash_n(t, y, &x);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut x = [_mm_setzero_si128(); BATCH];
+        let n = gather(rest, &mut x);
+        y = ghash_n(t, y, &x[..n]);
+    }
+    store(acc, bswap(y));
+}
+
+/// Encryption: CTR from `counter` over `buf` in place, the ciphertext
+/// absorbed into `acc`, stitched (see the module docs).
+///
+/// # Safety
+/// The CPU must support AES-NI, PCLMULQDQ and SSSE3.
+#[target_feature(enable = "aes,pclmulqdq,ssse3")]
+unsafe fn seal<const R: usize>(t: &Table, counter: &Block, acc: &mut Block, buf: &mut [u8]) {
+    let mut y = bswap(load(acc));
+    let mut c = bswap(load(counter));
+    let blocks = buf.len() / 16;
+    let p = buf.as_mut_ptr();
+    let mut done = 0;
+    if blocks >= BATCH {
+        // SAFETY: blocks 0..8 are in bounds.
+        unsafe { ctr_n::<R, BATCH>(t, &mut c, p, p) };
+        done = BATCH;
+        while blocks - done >= BATCH {
+            // SAFETY: blocks `done - 8 .. done + 8` are in bounds.
+            unsafe { seal_stitched::<R>(t, &mut c, &mut y, p.add(16 * done)) };
+            done += BATCH;
+        }
+        // SAFETY: blocks `done - 8 .. done` are in bounds (and hold ciphertext).
+        let prev = unsafe { p.add(16 * (done - BATCH)) };
+        // SAFETY: as above.
+        let x: [__m128i; BATCH] = core::array::from_fn(|j| bswap(unsafe { load_at(prev, j) }));
+        y = ghash_n(t, y, &x);
+    }
+    let tail = &mut buf[16 * done..];
+    if !tail.is_empty() {
+        let whole = tail.len() / 16;
+        // SAFETY: `whole` blocks of `tail` are in bounds.
+        unsafe { ctr_tail::<R>(t, &mut c, tail.as_mut_ptr(), whole) };
+        let rest = &mut tail[16 * whole..];
+        if !rest.is_empty() {
+            ctr_partial::<R>(t, c, rest);
+        }
+        let mut x = [_mm_setzero_si128(); BATCH];
+        let n = gather(tail, &mut x);
+        y = ghash_n(t, y, &x[..n]);
+    }
+    store(acc, bswap(y));
+}
+
+/// One stitched encryption iteration: CTR on the 8 blocks at `p`, GHASH of
+/// the 8 ciphertext blocks before them (`p - 128`) between the rounds.
+///
+/// # Safety
+/// The 16 blocks from `p - 128` to `p + 128` are readable and writable.
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,ssse3")]
+unsafe fn seal_stitched<const R: usize>(t: &Table, c: &mut __m128i, y: &mut __m128i, p: *mut u8) {
+    // SAFETY: the caller guarantees 8 blocks before `p`.
+    let prev = unsafe { p.sub(16 * BATCH) };
+    let k0 = rk(t, 0);
+    let mut x = [_mm_setzero_si128(); BATCH];
+    for b in x.iter_mut() {
+        *b = _mm_xor_si128(bswap(*c), k0);
+        *c = inc32(*c);
+    }
+    let mut acc = Acc::zero();
+    middle_rounds!(R, r => {
+        let k = rk(t, r);
+        for b in x.iter_mut() {
+            *b = _mm_aesenc_si128(*b, k);
+        }
+        if r <= BATCH {
+            let j = r - 1;
+            // SAFETY: block `j < 8` before `p` (caller).
+            let mut g = bswap(unsafe { load_at(prev, j) });
+            if j == 0 {
+                g = _mm_xor_si128(g, *y);
+            }
+            acc.mul_add_power(t, g, BATCH - j);
+        }
+    });
+    *y = acc.reduce();
+    let k = rk(t, R);
+    for (j, b) in x.iter_mut().enumerate() {
+        // SAFETY: block `j < 8` at `p` (caller); loaded before stored.
+        unsafe {
+            let d = load_at(p, j);
+            store_at(p, j, _mm_aesenclast_si128(*b, _mm_xor_si128(k, d)));
+        }
+    }
+}
+
+/// Decryption: the ciphertext in `buf` absorbed into `acc` and decrypted in
+/// place, the GHASH of each 8 blocks stitched into their own CTR rounds.
+///
+/// # Safety
+/// The CPU must support AES-NI, PCLMULQDQ and SSSE3.
+#[target_feature(enable = "aes,pclmulqdq,ssse3")]
+unsafe fn open<const R: usize>(t: &Table, counter: &Block, acc: &mut Block, buf: &mut [u8]) {
+    let mut y = bswap(load(acc));
+    let mut c = bswap(load(counter));
+    let blocks = buf.len() / 16;
+    let p = buf.as_mut_ptr();
+    let mut done = 0;
+    while blocks - done >= BATCH {
+        // SAFETY: blocks `done .. done + 8` are in bounds.
+        unsafe { open_stitched::<R>(t, &mut c, &mut y, p.add(16 * done)) };
+        done += BATCH;
+    }
+    let tail = &mut buf[16 * done..];
+    if !tail.is_empty() {
+        let mut x = [_mm_setzero_si128(); BATCH];
+        let n = gather(tail, &mut x);
+        y = ghash_n(t, y, &x[..n]);
+        let whole = tail.len() / 16;
+        // SAFETY: `whole` blocks of `tail` are in bounds.
+        unsafe { ctr_tail::<R>(t, &mut c, tail.as_mut_ptr(), whole) };
+        let rest = &mut tail[16 * whole..];
+        if !rest.is_empty() {
+            ctr_partial::<R>(t, c, rest);
+        }
+    }
+    store(acc, bswap(y));
+}
+
+/// One stitched decryption iteration on the 8 blocks at `p`: their GHASH
+/// between the CTR rounds, then the plaintext stored over them.
+///
+/// # Safety
+/// The 8 blocks at `p` are readable and writable.
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,ssse3")]
+unsafe fn open_stitched<const R: usize>(t: &Table, c: &mut __m128i, y: &mut __m128i, p: *mut u8) {
+    let k0 = rk(t, 0);
+    let mut x = [_mm_setzero_si128(); BATCH];
+    for b in x.iter_mut() {
+        *b = _mm_xor_si128(bswap(*c), k0);
+        *c = inc32(*c);
+    }
+    let mut acc = Acc::zero();
+    middle_rounds!(R, r => {
+        let k = rk(t, r);
+        for b in x.iter_mut() {
+            *b = _mm_aesenc_si128(*b, k);
+        }
+        if r <= BATCH {
+            let j = r - 1;
+            // SAFETY: block `j < 8` at `p` (caller), not yet overwritten.
+            let mut g = bswap(unsafe { load_at(p, j) });
+            if j == 0 {
+                g = _mm_xor_si128(g, *y);
+            }
+            acc.mul_add_power(t, g, BATCH - j);
+        }
+    });
+    *y = acc.reduce();
+    let k = rk(t, R);
+    for (j, b) in x.iter_mut().enumerate() {
+        // SAFETY: block `j < 8` at `p` (caller); loaded before stored.
+        unsafe {
+            let d = load_at(p, j);
+            store_at(p, j, _mm_aesenclast_si128(*b, _mm_xor_si128(k, d)));
+        }
+    }
+}
