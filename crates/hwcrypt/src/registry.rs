@@ -96,6 +96,16 @@ pub const VAES_AVX2_FEATURES: &[Feature] = &[
 
 /// Features the `aesni` AES-GCM backend needs (`pclmulqdq` for GHASH).
 pub const GCM_AESNI_FEATURES: &[Feature] = &[Feature::Aes, Feature::Pclmulqdq, Feature::Ssse3];
+/// Features the `vaes-avx2` AES-GCM backend needs.
+pub const GCM_VAES_AVX2_FEATURES: &[Feature] = &[
+    Feature::Aes,
+    Feature::Pclmulqdq,
+    Feature::Ssse3,
+    Feature::Avx,
+    Feature::Avx2,
+    Feature::Vaes,
+    Feature::Vpclmulqdq,
+];
 
 /// The registry, highest priority first within each algorithm (a test checks
 /// the order, so lookups need no sorting).
@@ -105,6 +115,13 @@ static TABLE: &[Implementation] = &[
     #[cfg(target_arch = "x86_64")]
     row(Algorithm::Aes, Backend::AesNi, 200, AESNI_FEATURES),
     row(Algorithm::Aes, Backend::Soft, 100, &[]),
+    #[cfg(target_arch = "x86_64")]
+    row(
+        Algorithm::AesGcm,
+        Backend::VaesAvx2,
+        300,
+        GCM_VAES_AVX2_FEATURES,
+    ),
     #[cfg(target_arch = "x86_64")]
     row(Algorithm::AesGcm, Backend::AesNi, 200, GCM_AESNI_FEATURES),
     row(Algorithm::AesGcm, Backend::Soft, 100, &[]),

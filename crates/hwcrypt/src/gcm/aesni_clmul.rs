@@ -107,8 +107,20 @@ impl Key {
     }
 
     /// Number of AES rounds (10, 12 or 14).
-    fn rounds(&self) -> usize {
+    pub(super) fn rounds(&self) -> usize {
         self.rounds
+    }
+
+    /// The `rounds + 1` AES encryption round keys (for the wide backend).
+    pub(super) fn round_keys(&self) -> &[Block] {
+        &self.t.rk[..=self.rounds]
+    }
+
+    /// `H^1..H^N` times `x^-1` as little-endian lanes (`p[k - 1] = H^k`),
+    /// for the wide backend; the caller wipes them.
+    pub(super) fn powers_n<const N: usize>(&self) -> [Block; N] {
+        // SAFETY: a `Key` exists only if PCLMULQDQ was detected.
+        unsafe { powers_n(&self.t) }
     }
 
     pub(crate) fn encrypt_block(&self, block: &mut Block) {
@@ -250,10 +262,10 @@ fn karatsuba_operand(h: __m128i) -> __m128i {
 /// Unreduced 256-bit GHASH sum in Karatsuba form: `lo`, `mid` (still to be
 /// corrected by `lo ^ hi`), `hi`.
 #[derive(Clone, Copy)]
-struct Acc {
-    lo: __m128i,
-    mid: __m128i,
-    hi: __m128i,
+pub(super) struct Acc {
+    pub(super) lo: __m128i,
+    pub(super) mid: __m128i,
+    pub(super) hi: __m128i,
 }
 
 impl Acc {
@@ -295,7 +307,7 @@ impl Acc {
     /// The sum reduced modulo the GHASH polynomial.
     #[inline]
     #[target_feature(enable = "pclmulqdq,sse2")]
-    fn reduce(self) -> __m128i {
+    pub(super) fn reduce(self) -> __m128i {
         let poly = _mm_set_epi64x(0xc200_0000_0000_0000_u64 as i64, 1);
         let mid = _mm_xor_si128(self.mid, _mm_xor_si128(self.lo, self.hi));
         // Fold the low 64 bits (x^192..x^255) into the next 128.
@@ -305,6 +317,22 @@ impl Acc {
         let t = _mm_clmulepi64_si128::<0x10>(mid, poly);
         _mm_xor_si128(_mm_xor_si128(self.hi, t), _mm_shuffle_epi32::<0x4e>(mid))
     }
+}
+
+/// See [`Key::powers_n`].
+///
+/// # Safety
+/// The CPU must support PCLMULQDQ.
+#[target_feature(enable = "pclmulqdq,sse2")]
+unsafe fn powers_n<const N: usize>(t: &Table) -> [Block; N] {
+    let mut out = [[0u8; 16]; N];
+    let h1 = load(&t.h[0]);
+    let mut p = h1;
+    for o in out.iter_mut() {
+        store(o, p);
+        p = gf_mul(p, h1);
+    }
+    out
 }
 
 /// `a * b * x` reflected, i.e. the product for operands stored times `x^-1`.

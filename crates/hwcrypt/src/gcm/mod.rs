@@ -19,12 +19,16 @@
 //!
 //! `soft` is the portable constant-time reference (fixsliced AES, GHASH with
 //! masked integer multiplications); `aesni` runs CTR and GHASH in one
-//! stitched pass on xmm registers with AES-NI and PCLMULQDQ.
+//! stitched pass on xmm registers with AES-NI and PCLMULQDQ, 8 blocks per
+//! reduction; `vaes-avx2` does the same on ymm registers with VAES and
+//! VPCLMULQDQ, 16 blocks per reduction.
 
 mod ghash_soft;
 
 #[cfg(target_arch = "x86_64")]
 mod aesni_clmul;
+#[cfg(target_arch = "x86_64")]
+mod vaes_avx2;
 
 use crate::aead::{self, Aead, Tag};
 use crate::aes::{Aes, Block, KeySize};
@@ -104,6 +108,8 @@ enum Inner {
     Soft(ghash_soft::Key),
     #[cfg(target_arch = "x86_64")]
     AesNi(aesni_clmul::Key),
+    #[cfg(target_arch = "x86_64")]
+    VaesAvx2(vaes_avx2::Key),
 }
 
 /// An AES-GCM key (AES-128, -192 or -256) bound to one backend. The AES
@@ -142,6 +148,8 @@ impl AesGcm {
             Backend::Soft => Inner::Soft(ghash_soft::Key::new(Aes::with_backend(key, backend)?)),
             #[cfg(target_arch = "x86_64")]
             Backend::AesNi => Inner::AesNi(aesni_clmul::Key::new(key).ok_or_else(unavailable)?),
+            #[cfg(target_arch = "x86_64")]
+            Backend::VaesAvx2 => Inner::VaesAvx2(vaes_avx2::Key::new(key).ok_or_else(unavailable)?),
             _ => return Err(unavailable()),
         };
         Ok(AesGcm { inner, size })
@@ -158,6 +166,8 @@ impl AesGcm {
             Inner::Soft(k) => k.encrypt_block(block),
             #[cfg(target_arch = "x86_64")]
             Inner::AesNi(k) => k.encrypt_block(block),
+            #[cfg(target_arch = "x86_64")]
+            Inner::VaesAvx2(k) => k.encrypt_block(block),
         }
     }
 
@@ -166,6 +176,8 @@ impl AesGcm {
             Inner::Soft(k) => k.ghash(acc, data),
             #[cfg(target_arch = "x86_64")]
             Inner::AesNi(k) => k.ghash(acc, data),
+            #[cfg(target_arch = "x86_64")]
+            Inner::VaesAvx2(k) => k.ghash(acc, data),
         }
     }
 
@@ -174,6 +186,8 @@ impl AesGcm {
             Inner::Soft(k) => k.encrypt(counter, acc, buf),
             #[cfg(target_arch = "x86_64")]
             Inner::AesNi(k) => k.encrypt(counter, acc, buf),
+            #[cfg(target_arch = "x86_64")]
+            Inner::VaesAvx2(k) => k.encrypt(counter, acc, buf),
         }
     }
 
@@ -182,6 +196,8 @@ impl AesGcm {
             Inner::Soft(k) => k.decrypt(counter, acc, buf),
             #[cfg(target_arch = "x86_64")]
             Inner::AesNi(k) => k.decrypt(counter, acc, buf),
+            #[cfg(target_arch = "x86_64")]
+            Inner::VaesAvx2(k) => k.decrypt(counter, acc, buf),
         }
     }
 
@@ -332,6 +348,8 @@ impl Aead for AesGcm {
             Inner::Soft(_) => Backend::Soft,
             #[cfg(target_arch = "x86_64")]
             Inner::AesNi(_) => Backend::AesNi,
+            #[cfg(target_arch = "x86_64")]
+            Inner::VaesAvx2(_) => Backend::VaesAvx2,
         }
     }
 

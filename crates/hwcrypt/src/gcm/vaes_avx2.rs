@@ -1,0 +1,449 @@
+//! The `vaes-avx2` AES-GCM backend: VAES and VPCLMULQDQ on ymm registers,
+//! two blocks per register, CTR and GHASH in one stitched pass.
+//!
+//! The bulk of a message runs in chunks of 16 blocks (8 ymm registers, the
+//! number that covers the `vaesenc` latency at two per cycle). Per chunk,
+//! the 8 registers of counter blocks go through AES while the GHASH of 16
+//! ciphertext blocks runs between the rounds (on encryption those of the
+//! previous chunk, on decryption those of the chunk itself), each register
+//! of two blocks multiplied by two key powers at once (`H^16..H^1`, lane
+//! pairs `[H^(16-2j), H^(15-2j)]`, Karatsuba), the products summed over
+//! both lanes and reduced once per chunk. Round keys and key powers are
+//! broadcast or paired into ymm when the key is made.
+//!
+//! What is left after the last whole chunk (under 256 bytes) runs on the
+//! `aesni` kernels of the AES-NI key kept alongside, which also hash the
+//! associated data and the IV. The representation (byte-reflected blocks,
+//! key powers times `x^-1`) is the one of `aesni_clmul.rs`.
+//!
+//! A [`Key`] can only be made after every feature in
+//! [`GCM_VAES_AVX2_FEATURES`] was detected, so every method may call the
+//! `#[target_feature]` kernels.
+#![allow(unsafe_code)]
+
+use super::aesni_clmul::{self, Acc};
+use crate::aes::{Block, CounterWidth};
+use crate::cpu::{self, Features};
+use crate::registry::GCM_VAES_AVX2_FEATURES;
+use core::arch::x86_64::*;
+use zeroize::Zeroize;
+
+/// ymm registers of blocks per chunk.
+const REGS: usize = 8;
+/// Bytes per chunk: 16 blocks.
+const CHUNK: usize = 32 * REGS;
+
+/// Round keys (broadcast to both lanes) and key powers (in lane pairs),
+/// 32-byte aligned for aligned loads.
+#[derive(Clone)]
+#[repr(C, align(32))]
+struct Wide {
+    rk: [[u8; 32]; 15],
+    /// `h[j]`: `H^(16-2j)` in the low lane, `H^(15-2j)` in the high lane.
+    h: [[u8; 32]; REGS],
+    /// The Karatsuba operands of `h[j]`: each lane's halves XORed, in its low half.
+    hk: [[u8; 32]; REGS],
+}
+
+/// The `vaes-avx2` AES-GCM key.
+#[derive(Clone)]
+pub(crate) struct Key {
+    /// The AES-NI key: tails, associated data, IVs and single blocks.
+    narrow: aesni_clmul::Key,
+    w: Wide,
+}
+
+impl Key {
+    /// `None` unless the CPU has every feature in [`GCM_VAES_AVX2_FEATURES`],
+    /// or for a key length other than 16, 24 or 32.
+    pub(crate) fn new(key: &[u8]) -> Option<Key> {
+        if !cpu::detected().contains(Features::of(GCM_VAES_AVX2_FEATURES)) {
+            return None;
+        }
+        let narrow = aesni_clmul::Key::new(key)?;
+        let mut w = Wide {
+            rk: [[0; 32]; 15],
+            h: [[0; 32]; REGS],
+            hk: [[0; 32]; REGS],
+        };
+        for (dst, src) in w.rk.iter_mut().zip(narrow.round_keys()) {
+            dst[..16].copy_from_slice(src);
+            dst[16..].copy_from_slice(src);
+        }
+        let mut powers = narrow.powers_n::<{ 2 * REGS }>();
+        for j in 0..REGS {
+            for (lane, k) in [(0, 2 * REGS - 2 * j), (16, 2 * REGS - 1 - 2 * j)] {
+                let p = &powers[k - 1];
+                w.h[j][lane..lane + 16].copy_from_slice(p);
+                for i in 0..8 {
+                    w.hk[j][lane + i] = p[i] ^ p[8 + i];
+                }
+            }
+        }
+        powers.zeroize();
+        Some(Key { narrow, w })
+    }
+
+    pub(crate) fn encrypt_block(&self, block: &mut Block) {
+        self.narrow.encrypt_block(block);
+    }
+
+    pub(crate) fn ghash(&self, acc: &mut Block, data: &[u8]) {
+        self.narrow.ghash(acc, data);
+    }
+
+    /// The counter block `blocks` blocks after `counter` (`inc32`).
+    fn advance(counter: &Block, blocks: usize) -> Block {
+        let mut c = *counter;
+        CounterWidth::Low32.add(&mut c, blocks as u128);
+        c
+    }
+
+    pub(crate) fn encrypt(&self, counter: &Block, acc: &mut Block, buf: &mut [u8]) {
+        let bulk = buf.len() / CHUNK * CHUNK;
+        let (head, tail) = buf.split_at_mut(bulk);
+        if !head.is_empty() {
+            // SAFETY: a `Key` exists only if the features were detected;
+            // `head` is a non-zero multiple of `CHUNK` bytes.
+            unsafe {
+                match self.narrow.rounds() {
+                    10 => seal::<10>(&self.w, counter, acc, head),
+                    12 => seal::<12>(&self.w, counter, acc, head),
+                    _ => seal::<14>(&self.w, counter, acc, head),
+                }
+            }
+        }
+        self.narrow
+            .encrypt(&Key::advance(counter, bulk / 16), acc, tail);
+    }
+
+    pub(crate) fn decrypt(&self, counter: &Block, acc: &mut Block, buf: &mut [u8]) {
+        let bulk = buf.len() / CHUNK * CHUNK;
+        let (head, tail) = buf.split_at_mut(bulk);
+        if !head.is_empty() {
+            // SAFETY: as in `encrypt`.
+            unsafe {
+                match self.narrow.rounds() {
+                    10 => open::<10>(&self.w, counter, acc, head),
+                    12 => open::<12>(&self.w, counter, acc, head),
+                    _ => open::<14>(&self.w, counter, acc, head),
+                }
+            }
+        }
+        self.narrow
+            .decrypt(&Key::advance(counter, bulk / 16), acc, tail);
+    }
+}
+
+impl Drop for Key {
+    /// Zeroizes the wide round keys and key powers with volatile stores, then
+    /// a fence; `narrow` wipes itself.
+    fn drop(&mut self) {
+        let w = &mut self.w;
+        for b in w.rk.iter_mut().chain(w.h.iter_mut()).chain(w.hk.iter_mut()) {
+            // SAFETY: `b` is 32 writable bytes; a volatile store is not optimised away.
+            unsafe { core::ptr::write_volatile(b, [0; 32]) };
+        }
+        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Register-level helpers: safe `#[target_feature]` functions that inline
+// into the kernels.
+
+/// Entry `i` of a 32-byte-aligned table. Volatile, as in the AES kernels:
+/// otherwise LLVM hoists the round keys and powers out of the loop and
+/// spills the AES states.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn wide(entry: &[u8; 32]) -> __m256i {
+    // SAFETY: 32 readable bytes, 32-byte aligned: every entry of `Wide`
+    // (`align(32)`, made of 32-byte arrays) is.
+    unsafe { core::ptr::read_volatile(entry.as_ptr().cast::<__m256i>()) }
+}
+
+/// Register `i` (blocks `2i`, `2i + 1`) of the buffer at `p`.
+///
+/// # Safety
+/// Bytes `32 * i .. 32 * (i + 1)` of `p` must be readable.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn load_at(p: *const u8, i: usize) -> __m256i {
+    // SAFETY: the caller guarantees the 32 bytes are readable.
+    unsafe { _mm256_loadu_si256(p.add(32 * i).cast()) }
+}
+
+/// Stores register `i` of the buffer at `p`.
+///
+/// # Safety
+/// Bytes `32 * i .. 32 * (i + 1)` of `p` must be writable.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn store_at(p: *mut u8, i: usize, x: __m256i) {
+    // SAFETY: the caller guarantees the 32 bytes are writable.
+    unsafe { _mm256_storeu_si256(p.add(32 * i).cast(), x) }
+}
+
+/// Reverses the bytes of each lane.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn bswap(x: __m256i) -> __m256i {
+    _mm256_shuffle_epi8(
+        x,
+        _mm256_setr_epi8(
+            15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8, 7,
+            6, 5, 4, 3, 2, 1, 0,
+        ),
+    )
+}
+
+/// Adds `n` to the low dword of each lane (`inc32` on byte-reversed counters).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn add32(c: __m256i, n: i32) -> __m256i {
+    _mm256_add_epi32(c, _mm256_set_epi32(0, 0, 0, n, 0, 0, 0, n))
+}
+
+/// Unreduced GHASH sums on ymm, lane-wise Karatsuba.
+#[derive(Clone, Copy)]
+struct WideAcc {
+    lo: __m256i,
+    mid: __m256i,
+    hi: __m256i,
+}
+
+impl WideAcc {
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn zero() -> WideAcc {
+        WideAcc {
+            lo: _mm256_setzero_si256(),
+            mid: _mm256_setzero_si256(),
+            hi: _mm256_setzero_si256(),
+        }
+    }
+
+    /// Adds the two products of the byte-reversed blocks in `x` by the key
+    /// powers `w.h[j]`.
+    #[inline]
+    #[target_feature(enable = "avx2,vpclmulqdq")]
+    fn mul_add(&mut self, w: &Wide, x: __m256i, j: usize) {
+        let h = wide(&w.h[j]);
+        let hk = wide(&w.hk[j]);
+        self.lo = _mm256_xor_si256(self.lo, _mm256_clmulepi64_epi128::<0x00>(x, h));
+        self.hi = _mm256_xor_si256(self.hi, _mm256_clmulepi64_epi128::<0x11>(x, h));
+        let xk = _mm256_xor_si256(x, _mm256_shuffle_epi32::<0x4e>(x));
+        self.mid = _mm256_xor_si256(self.mid, _mm256_clmulepi64_epi128::<0x00>(xk, hk));
+    }
+
+    /// Both lanes summed and reduced.
+    #[inline]
+    #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq")]
+    fn reduce(self) -> __m128i {
+        let fold =
+            |v: __m256i| _mm_xor_si128(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+        Acc {
+            lo: fold(self.lo),
+            mid: fold(self.mid),
+            hi: fold(self.hi),
+        }
+        .reduce()
+    }
+}
+
+/// Runs `$body` for each middle AES round `$r` in `1..$R`, written out so
+/// the rounds unroll (`$R` is a constant; every `if` folds away).
+macro_rules! middle_rounds {
+    ($R:ident, $r:ident => $body:block) => {
+        middle_rounds!(@each $R, $r, $body, 1 2 3 4 5 6 7 8 9 10 11 12 13)
+    };
+    (@each $R:ident, $r:ident, $body:block, $($i:literal)*) => {
+        $(
+            if $i < $R {
+                let $r: usize = $i;
+                $body
+            }
+        )*
+    };
+}
+
+/// The 8 registers of counter blocks from `c` (`[n, n + 1]` byte-reversed),
+/// whitened; advances `c` by 16 blocks.
+#[inline]
+#[target_feature(enable = "avx2,vaes")]
+fn counters(w: &Wide, c: &mut __m256i) -> [__m256i; REGS] {
+    let k0 = wide(&w.rk[0]);
+    let mut x = [_mm256_setzero_si256(); REGS];
+    for b in x.iter_mut() {
+        *b = _mm256_xor_si256(bswap(*c), k0);
+        *c = add32(*c, 2);
+    }
+    x
+}
+
+/// GHASH of the 16 blocks at `p` into `y`, one reduction.
+///
+/// # Safety
+/// 256 bytes at `p` are readable.
+#[inline]
+#[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq")]
+unsafe fn ghash_chunk(w: &Wide, y: __m128i, p: *const u8) -> __m128i {
+    let mut acc = WideAcc::zero();
+    for j in 0..REGS {
+        // SAFETY: register `j < 8` of the chunk (caller).
+        let mut g = bswap(unsafe { load_at(p, j) });
+        if j == 0 {
+            g = _mm256_xor_si256(g, _mm256_zextsi128_si256(y));
+        }
+        acc.mul_add(w, g, j);
+    }
+    acc.reduce()
+}
+
+/// One chunk: AES on the counters `x` (whitened) with the GHASH of the 16
+/// blocks at `g` between the rounds, then `p` = its contents XOR the
+/// keystream. `g` may equal `p` (decryption hashes the chunk it decrypts:
+/// every block is loaded for the hash before it is overwritten).
+///
+/// # Safety
+/// 256 bytes at `g` are readable and 256 bytes at `p` readable and writable.
+#[inline]
+#[target_feature(enable = "avx2,vaes,vpclmulqdq,pclmulqdq,aes")]
+unsafe fn stitched<const R: usize>(
+    w: &Wide,
+    mut x: [__m256i; REGS],
+    y: &mut __m128i,
+    g: *const u8,
+    p: *mut u8,
+) {
+    let mut acc = WideAcc::zero();
+    middle_rounds!(R, r => {
+        let k = wide(&w.rk[r]);
+        for b in x.iter_mut() {
+            *b = _mm256_aesenc_epi128(*b, k);
+        }
+        if r <= REGS {
+            let j = r - 1;
+            // SAFETY: register `j < 8` at `g` (caller).
+            let mut h = bswap(unsafe { load_at(g, j) });
+            if j == 0 {
+                h = _mm256_xor_si256(h, _mm256_zextsi128_si256(*y));
+            }
+            acc.mul_add(w, h, j);
+        }
+    });
+    *y = acc.reduce();
+    let k = wide(&w.rk[R]);
+    for (j, b) in x.iter().enumerate() {
+        // SAFETY: register `j < 8` at `p` (caller); loaded before stored.
+        unsafe {
+            let d = load_at(p, j);
+            store_at(p, j, _mm256_aesenclast_epi128(*b, _mm256_xor_si256(k, d)));
+        }
+    }
+}
+
+/// CTR only, on the chunk at `p`.
+///
+/// # Safety
+/// 256 bytes at `p` are readable and writable.
+#[inline]
+#[target_feature(enable = "avx2,vaes")]
+unsafe fn ctr_chunk<const R: usize>(w: &Wide, mut x: [__m256i; REGS], p: *mut u8) {
+    middle_rounds!(R, r => {
+        let k = wide(&w.rk[r]);
+        for b in x.iter_mut() {
+            *b = _mm256_aesenc_epi128(*b, k);
+        }
+    });
+    let k = wide(&w.rk[R]);
+    for (j, b) in x.iter().enumerate() {
+        // SAFETY: register `j < 8` at `p` (caller); loaded before stored.
+        unsafe {
+            let d = load_at(p, j);
+            store_at(p, j, _mm256_aesenclast_epi128(*b, _mm256_xor_si256(k, d)));
+        }
+    }
+}
+
+/// The counter pair `[n, n + 1]` (byte-reversed) for the counter block `n`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn counter_pair(counter: &Block) -> __m256i {
+    // SAFETY: `counter` is 16 readable bytes.
+    let c = unsafe { _mm_loadu_si128(counter.as_ptr().cast()) };
+    let c = _mm256_broadcastsi128_si256(c);
+    let c = bswap(c);
+    _mm256_add_epi32(c, _mm256_set_epi32(0, 0, 0, 1, 0, 0, 0, 0))
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn load_acc(acc: &Block) -> __m128i {
+    // SAFETY: `acc` is 16 readable bytes.
+    let y = unsafe { _mm_loadu_si128(acc.as_ptr().cast()) };
+    _mm256_castsi256_si128(bswap(_mm256_castsi128_si256(y)))
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn store_acc(acc: &mut Block, y: __m128i) {
+    let y = _mm256_castsi256_si128(bswap(_mm256_castsi128_si256(y)));
+    // SAFETY: `acc` is 16 writable bytes.
+    unsafe { _mm_storeu_si128(acc.as_mut_ptr().cast(), y) }
+}
+
+/// Encryption of `buf` (a non-zero multiple of 256 bytes) in place from
+/// `counter`, the ciphertext absorbed into `acc`: the first chunk alone,
+/// then each chunk stitched with the GHASH of the one before, then the
+/// GHASH of the last.
+///
+/// # Safety
+/// The CPU must support every feature in [`GCM_VAES_AVX2_FEATURES`].
+#[target_feature(enable = "avx2,vaes,vpclmulqdq,pclmulqdq,aes,ssse3")]
+unsafe fn seal<const R: usize>(w: &Wide, counter: &Block, acc: &mut Block, buf: &mut [u8]) {
+    debug_assert!(!buf.is_empty() && buf.len().is_multiple_of(CHUNK));
+    let chunks = buf.len() / CHUNK;
+    let p = buf.as_mut_ptr();
+    let mut y = load_acc(acc);
+    let mut c = counter_pair(counter);
+    let x = counters(w, &mut c);
+    // SAFETY: chunk 0 is in bounds.
+    unsafe { ctr_chunk::<R>(w, x, p) };
+    for i in 1..chunks {
+        let x = counters(w, &mut c);
+        // SAFETY: chunks `i - 1` and `i` are in bounds.
+        unsafe {
+            let here = p.add(CHUNK * i);
+            stitched::<R>(w, x, &mut y, here.sub(CHUNK), here);
+        }
+    }
+    // SAFETY: the last chunk is in bounds.
+    y = unsafe { ghash_chunk(w, y, p.add(CHUNK * (chunks - 1))) };
+    store_acc(acc, y);
+}
+
+/// Decryption of `buf` (a non-zero multiple of 256 bytes) in place from
+/// `counter`, the ciphertext absorbed into `acc`, each chunk's GHASH
+/// stitched into its own CTR rounds.
+///
+/// # Safety
+/// The CPU must support every feature in [`GCM_VAES_AVX2_FEATURES`].
+#[target_feature(enable = "avx2,vaes,vpclmulqdq,pclmulqdq,aes,ssse3")]
+unsafe fn open<const R: usize>(w: &Wide, counter: &Block, acc: &mut Block, buf: &mut [u8]) {
+    debug_assert!(buf.len().is_multiple_of(CHUNK));
+    let chunks = buf.len() / CHUNK;
+    let p = buf.as_mut_ptr();
+    let mut y = load_acc(acc);
+    let mut c = counter_pair(counter);
+    for i in 0..chunks {
+        let x = counters(w, &mut c);
+        // SAFETY: chunk `i` is in bounds.
+        unsafe {
+            let here = p.add(CHUNK * i);
+            stitched::<R>(w, x, &mut y, here, here);
+        }
+    }
+    store_acc(acc, y);
+}
