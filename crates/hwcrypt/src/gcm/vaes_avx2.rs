@@ -163,6 +163,39 @@ fn wide(entry: &[u8; 32]) -> __m256i {
     unsafe { core::ptr::read_volatile(entry.as_ptr().cast::<__m256i>()) }
 }
 
+/// Makes `k` appear to depend on the GHASH sums `acc`, at no run-time cost
+/// (the `asm!` is empty). Without it LLVM's scheduler moves all the
+/// multiplications of a chunk after its AES rounds (spilling their inputs)
+/// instead of interleaving them, which is the point of stitching: the tie
+/// keeps one GHASH step between consecutive rounds.
+///
+/// # Safety
+/// None beyond the CPU supporting AVX (the caller's target features).
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn tie(k: &mut __m256i, acc: &WideAcc) {
+    // SAFETY: the template is empty: no instruction runs, nothing is read
+    // or written besides the operands, which are left unchanged.
+    unsafe {
+        core::arch::asm!(
+            "/* {k} {lo} {mid} {hi} */",
+            k = inout(ymm_reg) *k,
+            lo = in(ymm_reg) acc.lo,
+            mid = in(ymm_reg) acc.mid,
+            hi = in(ymm_reg) acc.hi,
+            options(pure, nomem, nostack, preserves_flags)
+        );
+    }
+}
+
+/// A key power pair: an ordinary load, which LLVM folds into `vpclmulqdq`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn power(entry: &[u8; 32]) -> __m256i {
+    // SAFETY: 32 readable bytes, 32-byte aligned (see `wide`).
+    unsafe { _mm256_load_si256(entry.as_ptr().cast()) }
+}
+
 /// Register `i` (blocks `2i`, `2i + 1`) of the buffer at `p`.
 ///
 /// # Safety
@@ -229,8 +262,7 @@ impl WideAcc {
     #[inline]
     #[target_feature(enable = "avx2,vpclmulqdq")]
     fn mul_add(&mut self, w: &Wide, x: __m256i, j: usize) {
-        let h = wide(&w.h[j]);
-        let hk = wide(&w.hk[j]);
+        let (h, hk) = (power(&w.h[j]), power(&w.hk[j]));
         self.lo = _mm256_xor_si256(self.lo, _mm256_clmulepi64_epi128::<0x00>(x, h));
         self.hi = _mm256_xor_si256(self.hi, _mm256_clmulepi64_epi128::<0x11>(x, h));
         let xk = _mm256_xor_si256(x, _mm256_shuffle_epi32::<0x4e>(x));
@@ -301,47 +333,52 @@ unsafe fn ghash_chunk(w: &Wide, y: __m128i, p: *const u8) -> __m128i {
     acc.reduce()
 }
 
-/// One chunk: AES on the counters `x` (whitened) with the GHASH of the 16
-/// blocks at `g` between the rounds, then `p` = its contents XOR the
-/// keystream. `g` may equal `p` (decryption hashes the chunk it decrypts:
-/// every block is loaded for the hash before it is overwritten).
+/// One chunk: AES on the counters `$x` (whitened) with the GHASH of the 16
+/// blocks at `$g` into `$y` between the rounds, then the 16 blocks at `$p`
+/// XORed with the keystream. `$g` may equal `$p` (decryption hashes the
+/// chunk it decrypts: every block is loaded for the hash before it is
+/// overwritten). A macro, not a function: a `#[target_feature]` function
+/// cannot be `#[inline(always)]`, and LLVM declines to inline this one,
+/// which then passes the 8 states through the stack.
 ///
-/// # Safety
-/// 256 bytes at `g` are readable and 256 bytes at `p` readable and writable.
-#[inline]
-#[target_feature(enable = "avx2,vaes,vpclmulqdq,pclmulqdq,aes")]
-unsafe fn stitched<const R: usize>(
-    w: &Wide,
-    mut x: [__m256i; REGS],
-    y: &mut __m128i,
-    g: *const u8,
-    p: *mut u8,
-) {
-    let mut acc = WideAcc::zero();
-    middle_rounds!(R, r => {
-        let k = wide(&w.rk[r]);
-        for b in x.iter_mut() {
-            *b = _mm256_aesenc_epi128(*b, k);
-        }
-        if r <= REGS {
-            let j = r - 1;
-            // SAFETY: register `j < 8` at `g` (caller).
-            let mut h = bswap(unsafe { load_at(g, j) });
-            if j == 0 {
-                h = _mm256_xor_si256(h, _mm256_zextsi128_si256(*y));
+/// Safety contract of the expansion site: 256 bytes at `$g` are readable
+/// and 256 bytes at `$p` readable and writable.
+macro_rules! stitched {
+    ($R:ident, $w:expr, $x:expr, $y:expr, $g:expr, $p:expr) => {{
+        let (w, g, p): (&Wide, *const u8, *mut u8) = ($w, $g, $p);
+        let mut x: [__m256i; REGS] = $x;
+        let mut acc = WideAcc::zero();
+        middle_rounds!($R, r => {
+            #[allow(unused_mut)]
+            let mut k = wide(&w.rk[r]);
+            if (2..=REGS + 1).contains(&r) {
+                // SAFETY: an empty instruction sequence; it only tells LLVM
+                // that this round's key depends on the GHASH sums so far.
+                unsafe { tie(&mut k, &acc) };
             }
-            acc.mul_add(w, h, j);
+            for b in x.iter_mut() {
+                *b = _mm256_aesenc_epi128(*b, k);
+            }
+            if r <= REGS {
+                let j = r - 1;
+                // SAFETY: register `j < 8` at `g` (expansion site).
+                let mut h = bswap(unsafe { load_at(g, j) });
+                if j == 0 {
+                    h = _mm256_xor_si256(h, _mm256_zextsi128_si256($y));
+                }
+                acc.mul_add(w, h, j);
+            }
+        });
+        $y = acc.reduce();
+        let k = wide(&w.rk[$R]);
+        for (j, b) in x.iter().enumerate() {
+            // SAFETY: register `j < 8` at `p` (expansion site); loaded before stored.
+            unsafe {
+                let d = load_at(p, j);
+                store_at(p, j, _mm256_aesenclast_epi128(*b, _mm256_xor_si256(k, d)));
+            }
         }
-    });
-    *y = acc.reduce();
-    let k = wide(&w.rk[R]);
-    for (j, b) in x.iter().enumerate() {
-        // SAFETY: register `j < 8` at `p` (caller); loaded before stored.
-        unsafe {
-            let d = load_at(p, j);
-            store_at(p, j, _mm256_aesenclast_epi128(*b, _mm256_xor_si256(k, d)));
-        }
-    }
+    }};
 }
 
 /// CTR only, on the chunk at `p`.
@@ -414,10 +451,9 @@ unsafe fn seal<const R: usize>(w: &Wide, counter: &Block, acc: &mut Block, buf: 
     for i in 1..chunks {
         let x = counters(w, &mut c);
         // SAFETY: chunks `i - 1` and `i` are in bounds.
-        unsafe {
-            let here = p.add(CHUNK * i);
-            stitched::<R>(w, x, &mut y, here.sub(CHUNK), here);
-        }
+        let here = unsafe { p.add(CHUNK * i) };
+        // Chunks `i - 1` (hashed) and `i` (encrypted) are in bounds.
+        stitched!(R, w, x, y, here.wrapping_sub(CHUNK), here);
     }
     // SAFETY: the last chunk is in bounds.
     y = unsafe { ghash_chunk(w, y, p.add(CHUNK * (chunks - 1))) };
@@ -440,10 +476,9 @@ unsafe fn open<const R: usize>(w: &Wide, counter: &Block, acc: &mut Block, buf: 
     for i in 0..chunks {
         let x = counters(w, &mut c);
         // SAFETY: chunk `i` is in bounds.
-        unsafe {
-            let here = p.add(CHUNK * i);
-            stitched::<R>(w, x, &mut y, here, here);
-        }
+        let here = unsafe { p.add(CHUNK * i) };
+        // Chunk `i` (hashed and decrypted) is in bounds.
+        stitched!(R, w, x, y, here, here);
     }
     store_acc(acc, y);
 }
