@@ -88,8 +88,7 @@ impl Key {
     /// The CPU must support AES-NI, PCLMULQDQ and SSSE3.
     #[target_feature(enable = "aes,pclmulqdq,ssse3")]
     unsafe fn powers(&mut self) {
-        let mut h = [0u8; 16];
-        self.encrypt_block(&mut h);
+        let mut h = self.encrypt_counter(0);
         // Reflected H times x^-1: shift left by one; a bit shifted out (the
         // x^0 coefficient) becomes x^-1 = x^127 + x^6 + x + 1, reflected
         // 0xc2000...0001. Branch-free on the secret bit.
@@ -123,17 +122,22 @@ impl Key {
         unsafe { powers_n(&self.t) }
     }
 
-    pub(crate) fn encrypt_block(&self, block: &mut Block) {
+    /// `E(K, c)` for the counter block whose big-endian integer is `c`.
+    pub(crate) fn encrypt_counter(&self, c: u128) -> Block {
         // SAFETY: a `Key` exists only if the features were detected.
         unsafe {
-            let x = load(block);
-            let y = match self.rounds() {
-                10 => aes1::<10>(&self.t, x),
-                12 => aes1::<12>(&self.t, x),
-                _ => aes1::<14>(&self.t, x),
-            };
-            store(block, y);
+            match self.rounds() {
+                10 => encrypt_counter::<10>(&self.t, c),
+                12 => encrypt_counter::<12>(&self.t, c),
+                _ => encrypt_counter::<14>(&self.t, c),
+            }
         }
+    }
+
+    /// Absorbs the block whose big-endian integer is `x`.
+    pub(crate) fn absorb(&self, acc: &mut Block, x: u128) {
+        // SAFETY: a `Key` exists only if the features were detected.
+        unsafe { absorb(&self.t, acc, x) }
     }
 
     /// Absorbs `data`, the last block zero-padded.
@@ -142,7 +146,7 @@ impl Key {
         unsafe { ghash(&self.t, acc, data) }
     }
 
-    pub(crate) fn encrypt(&self, counter: &Block, acc: &mut Block, buf: &mut [u8]) {
+    pub(crate) fn encrypt(&self, counter: u128, acc: &mut Block, buf: &mut [u8]) {
         // SAFETY: a `Key` exists only if the features were detected.
         unsafe {
             match self.rounds() {
@@ -153,7 +157,7 @@ impl Key {
         }
     }
 
-    pub(crate) fn decrypt(&self, counter: &Block, acc: &mut Block, buf: &mut [u8]) {
+    pub(crate) fn decrypt(&self, counter: u128, acc: &mut Block, buf: &mut [u8]) {
         // SAFETY: a `Key` exists only if the features were detected.
         unsafe {
             match self.rounds() {
@@ -496,15 +500,36 @@ unsafe fn ghash(t: &Table, acc: &mut Block, data: &[u8]) {
     store(acc, bswap(y));
 }
 
+/// `E(K, c)` for the counter block whose big-endian integer is `c`.
+///
+/// # Safety
+/// The CPU must support AES-NI and SSSE3.
+#[target_feature(enable = "aes,ssse3")]
+unsafe fn encrypt_counter<const R: usize>(t: &Table, c: u128) -> Block {
+    let mut out = [0u8; 16];
+    store(&mut out, aes1::<R>(t, bswap(lane(c))));
+    out
+}
+
+/// Absorbs one block given as its big-endian integer.
+///
+/// # Safety
+/// The CPU must support PCLMULQDQ and SSSE3.
+#[target_feature(enable = "aes,pclmulqdq,ssse3")]
+unsafe fn absorb(t: &Table, acc: &mut Block, x: u128) {
+    let y = ghash_n(t, bswap(load(acc)), &[lane(x)]);
+    store(acc, bswap(y));
+}
+
 /// Encryption: CTR from `counter` over `buf` in place, the ciphertext
 /// absorbed into `acc`, stitched (see the module docs).
 ///
 /// # Safety
 /// The CPU must support AES-NI, PCLMULQDQ and SSSE3.
 #[target_feature(enable = "aes,pclmulqdq,ssse3")]
-unsafe fn seal<const R: usize>(t: &Table, counter: &Block, acc: &mut Block, buf: &mut [u8]) {
+unsafe fn seal<const R: usize>(t: &Table, counter: u128, acc: &mut Block, buf: &mut [u8]) {
     let mut y = bswap(load(acc));
-    let mut c = bswap(load(counter));
+    let mut c = lane(counter);
     let blocks = buf.len() / 16;
     let p = buf.as_mut_ptr();
     let mut done = 0;
@@ -588,9 +613,9 @@ unsafe fn seal_stitched<const R: usize>(t: &Table, c: &mut __m128i, y: &mut __m1
 /// # Safety
 /// The CPU must support AES-NI, PCLMULQDQ and SSSE3.
 #[target_feature(enable = "aes,pclmulqdq,ssse3")]
-unsafe fn open<const R: usize>(t: &Table, counter: &Block, acc: &mut Block, buf: &mut [u8]) {
+unsafe fn open<const R: usize>(t: &Table, counter: u128, acc: &mut Block, buf: &mut [u8]) {
     let mut y = bswap(load(acc));
-    let mut c = bswap(load(counter));
+    let mut c = lane(counter);
     let blocks = buf.len() / 16;
     let p = buf.as_mut_ptr();
     let mut done = 0;

@@ -101,8 +101,15 @@ impl Key {
         key
     }
 
-    pub(crate) fn encrypt_block(&self, block: &mut Block) {
-        self.aes.encrypt_block(block);
+    pub(crate) fn encrypt_counter(&self, c: u128) -> Block {
+        let mut block = c.to_be_bytes();
+        self.aes.encrypt_block(&mut block);
+        block
+    }
+
+    /// Absorbs the block whose big-endian integer is `x`.
+    pub(crate) fn absorb(&self, acc: &mut Block, x: u128) {
+        *acc = gf_mul(u128::from_be_bytes(*acc) ^ x, self.h).to_be_bytes();
     }
 
     /// Absorbs `data`, the last block zero-padded.
@@ -124,8 +131,8 @@ impl Key {
     }
 
     /// CTR (`inc32`) from `counter` over `buf`, in place.
-    fn ctr(&self, counter: &Block, buf: &mut [u8]) {
-        let mut ctr = *counter;
+    fn ctr(&self, counter: u128, buf: &mut [u8]) {
+        let mut ctr = counter.to_be_bytes();
         let full = buf.len() / 16 * 16;
         let (blocks, rest) = buf.split_at_mut(full);
         let kernels = self.aes.kernels();
@@ -139,12 +146,12 @@ impl Key {
         }
     }
 
-    pub(crate) fn encrypt(&self, counter: &Block, acc: &mut Block, buf: &mut [u8]) {
+    pub(crate) fn encrypt(&self, counter: u128, acc: &mut Block, buf: &mut [u8]) {
         self.ctr(counter, buf);
         self.ghash(acc, buf);
     }
 
-    pub(crate) fn decrypt(&self, counter: &Block, acc: &mut Block, buf: &mut [u8]) {
+    pub(crate) fn decrypt(&self, counter: u128, acc: &mut Block, buf: &mut [u8]) {
         self.ghash(acc, buf);
         self.ctr(counter, buf);
     }

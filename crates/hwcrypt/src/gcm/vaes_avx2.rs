@@ -22,7 +22,8 @@
 #![allow(unsafe_code)]
 
 use super::aesni_clmul::{self, Acc};
-use crate::aes::{Block, CounterWidth};
+use super::inc32;
+use crate::aes::Block;
 use crate::cpu::{self, Features};
 use crate::registry::GCM_VAES_AVX2_FEATURES;
 use core::arch::x86_64::*;
@@ -84,22 +85,19 @@ impl Key {
         Some(Key { narrow, w })
     }
 
-    pub(crate) fn encrypt_block(&self, block: &mut Block) {
-        self.narrow.encrypt_block(block);
+    pub(crate) fn encrypt_counter(&self, c: u128) -> Block {
+        self.narrow.encrypt_counter(c)
+    }
+
+    pub(crate) fn absorb(&self, acc: &mut Block, x: u128) {
+        self.narrow.absorb(acc, x);
     }
 
     pub(crate) fn ghash(&self, acc: &mut Block, data: &[u8]) {
         self.narrow.ghash(acc, data);
     }
 
-    /// The counter block `blocks` blocks after `counter` (`inc32`).
-    fn advance(counter: &Block, blocks: usize) -> Block {
-        let mut c = *counter;
-        CounterWidth::Low32.add(&mut c, blocks as u128);
-        c
-    }
-
-    pub(crate) fn encrypt(&self, counter: &Block, acc: &mut Block, buf: &mut [u8]) {
+    pub(crate) fn encrypt(&self, counter: u128, acc: &mut Block, buf: &mut [u8]) {
         let bulk = buf.len() / CHUNK * CHUNK;
         let (head, tail) = buf.split_at_mut(bulk);
         if !head.is_empty() {
@@ -114,10 +112,10 @@ impl Key {
             }
         }
         self.narrow
-            .encrypt(&Key::advance(counter, bulk / 16), acc, tail);
+            .encrypt(inc32(counter, (bulk / 16) as u32), acc, tail);
     }
 
-    pub(crate) fn decrypt(&self, counter: &Block, acc: &mut Block, buf: &mut [u8]) {
+    pub(crate) fn decrypt(&self, counter: u128, acc: &mut Block, buf: &mut [u8]) {
         let bulk = buf.len() / CHUNK * CHUNK;
         let (head, tail) = buf.split_at_mut(bulk);
         if !head.is_empty() {
@@ -131,7 +129,7 @@ impl Key {
             }
         }
         self.narrow
-            .decrypt(&Key::advance(counter, bulk / 16), acc, tail);
+            .decrypt(inc32(counter, (bulk / 16) as u32), acc, tail);
     }
 }
 
@@ -404,14 +402,13 @@ unsafe fn ctr_chunk<const R: usize>(w: &Wide, mut x: [__m256i; REGS], p: *mut u8
     }
 }
 
-/// The counter pair `[n, n + 1]` (byte-reversed) for the counter block `n`.
+/// The counter pair `[n, n + 1]` (byte-reversed) for the counter block
+/// whose big-endian integer is `n`.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn counter_pair(counter: &Block) -> __m256i {
-    // SAFETY: `counter` is 16 readable bytes.
-    let c = unsafe { _mm_loadu_si128(counter.as_ptr().cast()) };
+fn counter_pair(counter: u128) -> __m256i {
+    let c = _mm_set_epi64x((counter >> 64) as i64, counter as i64);
     let c = _mm256_broadcastsi128_si256(c);
-    let c = bswap(c);
     _mm256_add_epi32(c, _mm256_set_epi32(0, 0, 0, 1, 0, 0, 0, 0))
 }
 
@@ -439,7 +436,7 @@ fn store_acc(acc: &mut Block, y: __m128i) {
 /// # Safety
 /// The CPU must support every feature in [`GCM_VAES_AVX2_FEATURES`].
 #[target_feature(enable = "avx2,vaes,vpclmulqdq,pclmulqdq,aes,ssse3")]
-unsafe fn seal<const R: usize>(w: &Wide, counter: &Block, acc: &mut Block, buf: &mut [u8]) {
+unsafe fn seal<const R: usize>(w: &Wide, counter: u128, acc: &mut Block, buf: &mut [u8]) {
     debug_assert!(!buf.is_empty() && buf.len().is_multiple_of(CHUNK));
     let chunks = buf.len() / CHUNK;
     let p = buf.as_mut_ptr();
@@ -467,7 +464,7 @@ unsafe fn seal<const R: usize>(w: &Wide, counter: &Block, acc: &mut Block, buf: 
 /// # Safety
 /// The CPU must support every feature in [`GCM_VAES_AVX2_FEATURES`].
 #[target_feature(enable = "avx2,vaes,vpclmulqdq,pclmulqdq,aes,ssse3")]
-unsafe fn open<const R: usize>(w: &Wide, counter: &Block, acc: &mut Block, buf: &mut [u8]) {
+unsafe fn open<const R: usize>(w: &Wide, counter: u128, acc: &mut Block, buf: &mut [u8]) {
     debug_assert!(buf.len().is_multiple_of(CHUNK));
     let chunks = buf.len() / CHUNK;
     let p = buf.as_mut_ptr();
