@@ -347,7 +347,6 @@ macro_rules! stitched {
         let mut x: [__m256i; REGS] = $x;
         let mut acc = WideAcc::zero();
         middle_rounds!($R, r => {
-            #[allow(unused_mut)]
             let mut k = wide(&w.rk[r]);
             if (2..=REGS + 1).contains(&r) {
                 // SAFETY: an empty instruction sequence; it only tells LLVM
