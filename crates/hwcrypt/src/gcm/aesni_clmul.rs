@@ -33,8 +33,9 @@ use zeroize::Zeroize;
 
 /// Blocks per stitched iteration: eight AES chains cover the `aesenc`
 /// latency (4 cycles x 2 per cycle), and eight products per reduction
-/// amortise it; 8 states + a round key + 3 accumulators + 2 temporaries fit
-/// the 16 xmm registers.
+/// amortise it. 8 states, a round key, 3 accumulators and the GHASH operand
+/// nearly fill the 16 xmm registers; LLVM keeps the key powers on the stack
+/// (they are memory operands of `pclmulqdq`, which costs nothing extra).
 const BATCH: usize = 8;
 
 /// Everything the kernels read, 16-byte aligned so round keys and key

@@ -8,7 +8,7 @@
 //! than 12) and the shorter tags SP 800-38D allows (4, 8 and 12..=16 bytes).
 //!
 //! The mode is written once here: `J0`, the length block, the limits and the
-//! tag. A backend supplies four kernels over a key that holds the AES round
+//! tag. A backend supplies five kernels over a key that holds the AES round
 //! keys and the GHASH key `H` (powers of it, for the x86 backends):
 //!
 //! * `ghash(acc, data)`: absorbs `data`, zero-padded to whole blocks;
