@@ -7,6 +7,21 @@
 //! one byte (`J0 = GHASH(IV || 0-pad || [len(IV)]_64)` for lengths other
 //! than 12) and the shorter tags SP 800-38D allows (4, 8 and 12..=16 bytes).
 //!
+//! ```
+//! use hwcrypt::aead::Aead;
+//! use hwcrypt::gcm::AesGcm;
+//! let key = AesGcm::new(&[7; 32])?; // best backend for this CPU
+//! let sealed = key.seal(&[0; 12], b"header", b"attack at dawn")?; // ciphertext || tag
+//! assert_eq!(key.open(&[0; 12], b"header", &sealed)?, b"attack at dawn");
+//!
+//! // An 8-byte IV and an 8-byte tag, through the explicit API.
+//! let mut buf = *b"short tag";
+//! let tag = key.seal_in_place_detached_with(&[1; 8], b"", &mut buf, 8)?;
+//! key.open_in_place_detached_with(&[1; 8], b"", &mut buf, tag.as_bytes())?;
+//! assert_eq!(&buf, b"short tag");
+//! # Ok::<(), hwcrypt::Error>(())
+//! ```
+//!
 //! The mode is written once here: `J0`, the length block, the limits and the
 //! tag. A backend supplies five kernels over a key that holds the AES round
 //! keys and the GHASH key `H` (powers of it, for the x86 backends):
