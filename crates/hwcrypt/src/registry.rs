@@ -17,16 +17,19 @@ use core::fmt;
 pub enum Algorithm {
     /// AES-128/192/256 block cipher and its ECB, CBC, CTR, CFB8, CFB128 and OFB modes.
     Aes,
+    /// ChaCha20-Poly1305 and XChaCha20-Poly1305 (and raw ChaCha20).
+    ChaCha20Poly1305,
 }
 
 impl Algorithm {
     /// Every algorithm, in display order.
-    pub const ALL: [Algorithm; 1] = [Algorithm::Aes];
+    pub const ALL: [Algorithm; 2] = [Algorithm::Aes, Algorithm::ChaCha20Poly1305];
 
     /// Stable name.
     pub const fn name(self) -> &'static str {
         match self {
             Algorithm::Aes => "aes",
+            Algorithm::ChaCha20Poly1305 => "chacha20-poly1305",
         }
     }
 
@@ -34,6 +37,7 @@ impl Algorithm {
     pub const fn description(self) -> &'static str {
         match self {
             Algorithm::Aes => "AES-128/192/256: ECB, CBC, CTR, CFB8, CFB128, OFB",
+            Algorithm::ChaCha20Poly1305 => "ChaCha20-Poly1305 and XChaCha20-Poly1305",
         }
     }
 }
@@ -89,6 +93,8 @@ pub const VAES_AVX2_FEATURES: &[Feature] = &[
     Feature::Avx2,
     Feature::Vaes,
 ];
+/// Features the `avx2` ChaCha20-Poly1305 backend needs.
+pub const CHACHA20_AVX2_FEATURES: &[Feature] = &[Feature::Avx, Feature::Avx2];
 
 /// The registry, highest priority first within each algorithm (a test checks
 /// the order, so lookups need no sorting).
@@ -98,6 +104,14 @@ static TABLE: &[Implementation] = &[
     #[cfg(target_arch = "x86_64")]
     row(Algorithm::Aes, Backend::AesNi, 200, AESNI_FEATURES),
     row(Algorithm::Aes, Backend::Soft, 100, &[]),
+    #[cfg(target_arch = "x86_64")]
+    row(
+        Algorithm::ChaCha20Poly1305,
+        Backend::Avx2,
+        200,
+        CHACHA20_AVX2_FEATURES,
+    ),
+    row(Algorithm::ChaCha20Poly1305, Backend::Soft, 100, &[]),
 ];
 
 /// Every registered implementation of `algorithm`, highest priority first.

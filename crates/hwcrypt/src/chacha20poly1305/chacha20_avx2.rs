@@ -1,0 +1,388 @@
+//! AVX2 backend for ChaCha20-Poly1305: ChaCha20 on 8 blocks at once, one
+//! 32-bit state word of all 8 blocks per ymm register, so a quarter round is
+//! plain lane-wise `vpaddd`/`vpxor`/rotate on 16 registers. Rotations by 16
+//! and 8 are byte shuffles (`vpshufb`); by 12 and 7 shift/shift/or. The 8
+//! finished blocks are transposed to byte order with 32-bit, 64-bit and
+//! 128-bit interleaves.
+//!
+//! The AEAD works in 512-byte chunks (8 blocks) and is stitched: the scalar
+//! Poly1305 of one chunk (64-bit limbs, integer multiplier) is spread over
+//! the 10 double rounds of the ChaCha20 of the next (seal: Poly1305 of the
+//! previous chunk's ciphertext; open: of this chunk's ciphertext, before it
+//! is overwritten), so the integer and vector units run at the same time and
+//! the chunk is read while it is still in L1. The first 8-block batch uses
+//! counters 0..8: block 0 is the Poly1305 key, blocks 1..8 the first 448
+//! bytes of keystream, so a short message costs one batch.
+//!
+//! An [`Avx2`] token exists only after `avx` and `avx2` were detected, so
+//! its methods may call the `#[target_feature]` kernels.
+#![allow(unsafe_code)]
+
+use super::chacha20_soft;
+use super::poly1305_soft::Poly1305;
+use crate::aead::Tag;
+use crate::cpu::{self, Features};
+use crate::inout::InOut;
+use crate::registry::CHACHA20_AVX2_FEATURES;
+use core::arch::x86_64::*;
+use zeroize::Zeroize;
+
+/// Bytes per 8-block batch.
+const BATCH: usize = 512;
+/// Keystream bytes of the first batch of a message (block 0 is the Poly1305 key).
+const FIRST: usize = BATCH - 64;
+
+/// Proof that this CPU runs AVX2 (only [`Avx2::new`] makes one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Avx2 {
+    _detected: (),
+}
+
+impl Avx2 {
+    /// `Some` iff the CPU has AVX and AVX2.
+    pub(crate) fn new() -> Option<Avx2> {
+        cpu::detected()
+            .contains(Features::of(CHACHA20_AVX2_FEATURES))
+            .then_some(Avx2 { _detected: () })
+    }
+
+    /// XORs the keystream from block `state[12]` on into `io` (the counter
+    /// wraps modulo 2^32; callers keep within range).
+    pub(crate) fn xor_keystream(self, state: &[u32; 16], io: InOut<'_>) {
+        // SAFETY: an `Avx2` exists only if AVX and AVX2 were detected.
+        unsafe { xor_keystream(state, io) }
+    }
+
+    /// Encrypts `input` (or `output` in place, when `input` is `None`) into
+    /// `output` and returns the tag over `aad` and the ciphertext. A separate
+    /// `input` has the length of `output` (checked by the caller).
+    pub(crate) fn seal(
+        self,
+        key: &[u32; 8],
+        nonce: &[u32; 3],
+        aad: &[u8],
+        input: Option<&[u8]>,
+        output: &mut [u8],
+    ) -> Tag {
+        debug_assert!(input.is_none_or(|i| i.len() == output.len()));
+        // SAFETY: an `Avx2` exists only if AVX and AVX2 were detected; the
+        // lengths match (caller).
+        unsafe { aead::<true>(key, nonce, aad, input, output) }
+    }
+
+    /// Decrypts like [`Avx2::seal`] encrypts and returns the tag computed
+    /// over `aad` and the ciphertext (the input); the caller compares it.
+    pub(crate) fn open(
+        self,
+        key: &[u32; 8],
+        nonce: &[u32; 3],
+        aad: &[u8],
+        input: Option<&[u8]>,
+        output: &mut [u8],
+    ) -> Tag {
+        debug_assert!(input.is_none_or(|i| i.len() == output.len()));
+        // SAFETY: as in `seal`.
+        unsafe { aead::<false>(key, nonce, aad, input, output) }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Register-level helpers: safe `#[target_feature]` functions, inlined into
+// the kernels below.
+// ---------------------------------------------------------------------------
+
+type State8 = [__m256i; 16];
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn rot16(x: __m256i) -> __m256i {
+    let m = _mm256_setr_epi8(
+        2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9,
+        14, 15, 12, 13,
+    );
+    _mm256_shuffle_epi8(x, m)
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn rot8(x: __m256i) -> __m256i {
+    let m = _mm256_setr_epi8(
+        3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10,
+        15, 12, 13, 14,
+    );
+    _mm256_shuffle_epi8(x, m)
+}
+
+/// Rotate each 32-bit lane left by `L` (`R` = 32 - `L`).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn rotl<const L: i32, const R: i32>(x: __m256i) -> __m256i {
+    _mm256_or_si256(_mm256_slli_epi32::<L>(x), _mm256_srli_epi32::<R>(x))
+}
+
+/// Four quarter rounds side by side: (a[i], b[i], c[i], d[i]) for i in 0..4.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn quarter4(x: &mut State8, a: [usize; 4], b: [usize; 4], c: [usize; 4], d: [usize; 4]) {
+    for i in 0..4 {
+        x[a[i]] = _mm256_add_epi32(x[a[i]], x[b[i]]);
+        x[d[i]] = rot16(_mm256_xor_si256(x[d[i]], x[a[i]]));
+    }
+    for i in 0..4 {
+        x[c[i]] = _mm256_add_epi32(x[c[i]], x[d[i]]);
+        x[b[i]] = rotl::<12, 20>(_mm256_xor_si256(x[b[i]], x[c[i]]));
+    }
+    for i in 0..4 {
+        x[a[i]] = _mm256_add_epi32(x[a[i]], x[b[i]]);
+        x[d[i]] = rot8(_mm256_xor_si256(x[d[i]], x[a[i]]));
+    }
+    for i in 0..4 {
+        x[c[i]] = _mm256_add_epi32(x[c[i]], x[d[i]]);
+        x[b[i]] = rotl::<7, 25>(_mm256_xor_si256(x[b[i]], x[c[i]]));
+    }
+}
+
+/// The 8-block state for `state` with block counters `state[12] + 0..8`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn init8(state: &[u32; 16]) -> State8 {
+    let mut x: State8 = core::array::from_fn(|i| _mm256_set1_epi32(state[i] as i32));
+    x[12] = _mm256_add_epi32(x[12], _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    x
+}
+
+/// Moves all 8 block counters on by 8.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn next8(x: &mut State8) {
+    x[12] = _mm256_add_epi32(x[12], _mm256_set1_epi32(8));
+}
+
+/// 8 ChaCha20 blocks of `init`, transposed to byte order: register `j` is
+/// keystream bytes `32j..32j + 32`. `between(i)` runs after double round
+/// `i` (0..10): the stitched Poly1305 work goes there.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn blocks8<F: FnMut(usize)>(init: &State8, mut between: F) -> [__m256i; 16] {
+    let mut x = *init;
+    for i in 0..10 {
+        quarter4(
+            &mut x,
+            [0, 1, 2, 3],
+            [4, 5, 6, 7],
+            [8, 9, 10, 11],
+            [12, 13, 14, 15],
+        );
+        quarter4(
+            &mut x,
+            [0, 1, 2, 3],
+            [5, 6, 7, 4],
+            [10, 11, 8, 9],
+            [15, 12, 13, 14],
+        );
+        between(i);
+    }
+    for (xi, si) in x.iter_mut().zip(init) {
+        *xi = _mm256_add_epi32(*xi, *si);
+    }
+    // Lanes hold blocks 0..8 (0..4 in the low 128-bit half, 4..8 in the high
+    // one). Interleave 32-bit then 64-bit words so each 128-bit half holds 4
+    // consecutive words of one block, then pair halves across registers.
+    let mut u = [[_mm256_setzero_si256(); 4]; 4];
+    for (g, ug) in u.iter_mut().enumerate() {
+        let t0 = _mm256_unpacklo_epi32(x[4 * g], x[4 * g + 1]);
+        let t1 = _mm256_unpackhi_epi32(x[4 * g], x[4 * g + 1]);
+        let t2 = _mm256_unpacklo_epi32(x[4 * g + 2], x[4 * g + 3]);
+        let t3 = _mm256_unpackhi_epi32(x[4 * g + 2], x[4 * g + 3]);
+        // ug[b]: words 4g..4g+4 of block b (low half) and block b + 4 (high half).
+        ug[0] = _mm256_unpacklo_epi64(t0, t2);
+        ug[1] = _mm256_unpackhi_epi64(t0, t2);
+        ug[2] = _mm256_unpacklo_epi64(t1, t3);
+        ug[3] = _mm256_unpackhi_epi64(t1, t3);
+    }
+    let mut out = [_mm256_setzero_si256(); 16];
+    for b in 0..4 {
+        out[2 * b] = _mm256_permute2x128_si256::<0x20>(u[0][b], u[1][b]);
+        out[2 * b + 1] = _mm256_permute2x128_si256::<0x20>(u[2][b], u[3][b]);
+        out[2 * b + 8] = _mm256_permute2x128_si256::<0x31>(u[0][b], u[1][b]);
+        out[2 * b + 9] = _mm256_permute2x128_si256::<0x31>(u[2][b], u[3][b]);
+    }
+    out
+}
+
+/// `dst[..512] = src[..512] ^ ks`.
+///
+/// # Safety
+/// `src` must be valid for reading and `dst` for writing 512 bytes; they are
+/// equal or do not overlap.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn xor512(src: *const u8, dst: *mut u8, ks: &[__m256i; 16]) {
+    for (j, k) in ks.iter().enumerate() {
+        // SAFETY: bytes 32j..32j + 32 of the caller's ranges; register j is
+        // loaded before it is stored; unaligned access is allowed.
+        unsafe {
+            let v = _mm256_loadu_si256(src.add(32 * j).cast());
+            _mm256_storeu_si256(dst.add(32 * j).cast(), _mm256_xor_si256(v, *k));
+        }
+    }
+}
+
+/// The keystream registers as bytes.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn to_bytes(ks: &[__m256i; 16]) -> [u8; BATCH] {
+    let mut out = [0u8; BATCH];
+    for (chunk, k) in out.chunks_exact_mut(32).zip(ks) {
+        // SAFETY: `chunk` is 32 writable bytes; unaligned stores are allowed.
+        unsafe { _mm256_storeu_si256(chunk.as_mut_ptr().cast(), *k) };
+    }
+    out
+}
+
+/// `dst[..n] = src[..n] ^ ks[..n]`, byte by byte (tails only).
+///
+/// # Safety
+/// `src` must be valid for reading and `dst` for writing `ks.len()` bytes;
+/// they are equal or do not overlap.
+#[inline]
+unsafe fn xor_tail(src: *const u8, dst: *mut u8, ks: &[u8]) {
+    for (i, k) in ks.iter().enumerate() {
+        // SAFETY: i < ks.len(), inside the caller's ranges; each byte is read
+        // before it is written.
+        unsafe { *dst.add(i) = *src.add(i) ^ k };
+    }
+}
+
+/// Blocks `[lo, hi)` of the `blocks`-block Poly1305 work split over 10 steps.
+#[inline(always)]
+fn share(step: usize, blocks: usize) -> (usize, usize) {
+    (step * blocks / 10 * 16, (step + 1) * blocks / 10 * 16)
+}
+
+// ---------------------------------------------------------------------------
+// Kernels.
+// ---------------------------------------------------------------------------
+
+/// Plain ChaCha20 over `io` from block `state[12]`.
+#[target_feature(enable = "avx2")]
+fn xor_keystream(state: &[u32; 16], mut io: InOut<'_>) {
+    let len = io.len();
+    let src = io.src_ptr();
+    let dst = io.dst_ptr();
+    let mut x = init8(state);
+    let mut off = 0;
+    while len - off >= BATCH {
+        let ks = blocks8(&x, |_| {});
+        // SAFETY: off + 512 <= len; in place src == dst, else disjoint.
+        unsafe { xor512(src.add(off), dst.add(off), &ks) };
+        next8(&mut x);
+        off += BATCH;
+    }
+    if off < len {
+        let mut ks = to_bytes(&blocks8(&x, |_| {}));
+        // SAFETY: the `len - off` bytes from `off` are inside both ranges.
+        unsafe { xor_tail(src.add(off), dst.add(off), &ks[..len - off]) };
+        ks.zeroize();
+    }
+}
+
+/// ChaCha20-Poly1305 seal (`SEAL`) or open, stitched as the module docs
+/// describe; returns the tag over `aad` and the ciphertext.
+#[target_feature(enable = "avx2")]
+fn aead<const SEAL: bool>(
+    key: &[u32; 8],
+    nonce: &[u32; 3],
+    aad: &[u8],
+    input: Option<&[u8]>,
+    output: &mut [u8],
+) -> Tag {
+    let len = output.len();
+    let dst = output.as_mut_ptr();
+    // In place the input is the output; a separate input has the same length
+    // and cannot overlap it (it is a shared borrow next to a mutable one).
+    let src = input.map_or(dst.cast_const(), <[u8]>::as_ptr);
+    // The bytes Poly1305 reads: the ciphertext, i.e. the output when sealing
+    // and the input when opening.
+    let mac_base = if SEAL { dst.cast_const() } else { src };
+    let mac = |from: usize, n: usize| {
+        debug_assert!(from + n <= len);
+        // SAFETY: `mac_base` covers `len` bytes and every caller passes
+        // `from + n <= len`; each slice covers bytes that are not written
+        // while it lives (sealing: an earlier chunk, already written;
+        // opening: the current chunk, written only after its keystream is
+        // ready, when the slice is no longer used).
+        unsafe { core::slice::from_raw_parts(mac_base.add(from), n) }
+    };
+
+    let mut x = init8(&chacha20_soft::state(key, 0, nonce));
+    let mut ks = to_bytes(&blocks8(&x, |_| {}));
+    let mut poly_key = [0u8; 32];
+    poly_key.copy_from_slice(&ks[..32]);
+    let mut poly = Poly1305::new(&poly_key);
+    poly_key.zeroize();
+    poly.update_padded(aad);
+
+    let first = len.min(FIRST);
+    if !SEAL {
+        poly.update_padded(mac(0, first));
+    }
+    // SAFETY: `first <= len` bytes from the start of both ranges.
+    unsafe { xor_tail(src, dst, &ks[64..64 + first]) };
+    ks.zeroize();
+    // Sealing: the ciphertext not yet absorbed (always whole blocks once a
+    // further chunk follows).
+    let (mut pending_at, mut pending_len) = (0, first);
+    let mut off = first;
+    next8(&mut x);
+
+    while len - off >= BATCH {
+        let ks = if SEAL {
+            let m = mac(pending_at, pending_len);
+            let nb = pending_len / 16;
+            blocks8(&x, |i| {
+                let (lo, hi) = share(i, nb);
+                poly.blocks(&m[lo..hi]);
+            })
+        } else {
+            let m = mac(off, BATCH);
+            blocks8(&x, |i| {
+                let (lo, hi) = share(i, BATCH / 16);
+                poly.blocks(&m[lo..hi]);
+            })
+        };
+        // SAFETY: off + 512 <= len; in place src == dst, else disjoint.
+        unsafe { xor512(src.add(off), dst.add(off), &ks) };
+        (pending_at, pending_len) = (off, BATCH);
+        next8(&mut x);
+        off += BATCH;
+    }
+    if off < len {
+        let n = len - off;
+        let mut ks = if SEAL {
+            let m = mac(pending_at, pending_len);
+            let nb = pending_len / 16;
+            to_bytes(&blocks8(&x, |i| {
+                let (lo, hi) = share(i, nb);
+                poly.blocks(&m[lo..hi]);
+            }))
+        } else {
+            let m = mac(off, n);
+            let nb = n / 16;
+            let ks = to_bytes(&blocks8(&x, |i| {
+                let (lo, hi) = share(i, nb);
+                poly.blocks(&m[lo..hi]);
+            }));
+            poly.update_padded(&m[nb * 16..]);
+            ks
+        };
+        // SAFETY: the `n` bytes from `off` are inside both ranges.
+        unsafe { xor_tail(src.add(off), dst.add(off), &ks[..n]) };
+        ks.zeroize();
+        (pending_at, pending_len) = (off, n);
+    }
+    if SEAL {
+        poly.update_padded(mac(pending_at, pending_len));
+    }
+    poly.finish_aead(aad.len() as u64, len as u64)
+}
