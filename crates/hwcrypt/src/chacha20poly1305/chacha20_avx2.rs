@@ -120,26 +120,28 @@ fn rotl<const L: i32, const R: i32>(x: __m256i) -> __m256i {
     _mm256_or_si256(_mm256_slli_epi32::<L>(x), _mm256_srli_epi32::<R>(x))
 }
 
-/// Four quarter rounds side by side: (a[i], b[i], c[i], d[i]) for i in 0..4.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn quarter4(x: &mut State8, a: [usize; 4], b: [usize; 4], c: [usize; 4], d: [usize; 4]) {
-    for i in 0..4 {
-        x[a[i]] = _mm256_add_epi32(x[a[i]], x[b[i]]);
-        x[d[i]] = rot16(_mm256_xor_si256(x[d[i]], x[a[i]]));
-    }
-    for i in 0..4 {
-        x[c[i]] = _mm256_add_epi32(x[c[i]], x[d[i]]);
-        x[b[i]] = rotl::<12, 20>(_mm256_xor_si256(x[b[i]], x[c[i]]));
-    }
-    for i in 0..4 {
-        x[a[i]] = _mm256_add_epi32(x[a[i]], x[b[i]]);
-        x[d[i]] = rot8(_mm256_xor_si256(x[d[i]], x[a[i]]));
-    }
-    for i in 0..4 {
-        x[c[i]] = _mm256_add_epi32(x[c[i]], x[d[i]]);
-        x[b[i]] = rotl::<7, 25>(_mm256_xor_si256(x[b[i]], x[c[i]]));
-    }
+/// Four quarter rounds side by side, `(a, b, c, d)` each, step by step so
+/// the four chains interleave. A macro (not a function) so the state stays
+/// in registers: every index is a literal.
+macro_rules! quarter4 {
+    ($x:ident, $(($a:literal, $b:literal, $c:literal, $d:literal)),+) => {
+        $(
+            $x[$a] = _mm256_add_epi32($x[$a], $x[$b]);
+            $x[$d] = rot16(_mm256_xor_si256($x[$d], $x[$a]));
+        )+
+        $(
+            $x[$c] = _mm256_add_epi32($x[$c], $x[$d]);
+            $x[$b] = rotl::<12, 20>(_mm256_xor_si256($x[$b], $x[$c]));
+        )+
+        $(
+            $x[$a] = _mm256_add_epi32($x[$a], $x[$b]);
+            $x[$d] = rot8(_mm256_xor_si256($x[$d], $x[$a]));
+        )+
+        $(
+            $x[$c] = _mm256_add_epi32($x[$c], $x[$d]);
+            $x[$b] = rotl::<7, 25>(_mm256_xor_si256($x[$b], $x[$c]));
+        )+
+    };
 }
 
 /// The 8-block state for `state` with block counters `state[12] + 0..8`.
@@ -166,20 +168,10 @@ fn next8(x: &mut State8) {
 fn blocks8<F: FnMut(usize)>(init: &State8, mut between: F) -> [__m256i; 16] {
     let mut x = *init;
     for i in 0..10 {
-        quarter4(
-            &mut x,
-            [0, 1, 2, 3],
-            [4, 5, 6, 7],
-            [8, 9, 10, 11],
-            [12, 13, 14, 15],
-        );
-        quarter4(
-            &mut x,
-            [0, 1, 2, 3],
-            [5, 6, 7, 4],
-            [10, 11, 8, 9],
-            [15, 12, 13, 14],
-        );
+        quarter4!(x, (0, 4, 8, 12), (1, 5, 9, 13));
+        quarter4!(x, (2, 6, 10, 14), (3, 7, 11, 15));
+        quarter4!(x, (0, 5, 10, 15), (1, 6, 11, 12));
+        quarter4!(x, (2, 7, 8, 13), (3, 4, 9, 14));
         between(i);
     }
     for (xi, si) in x.iter_mut().zip(init) {
@@ -228,30 +220,54 @@ unsafe fn xor512(src: *const u8, dst: *mut u8, ks: &[__m256i; 16]) {
     }
 }
 
-/// The keystream registers as bytes.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn to_bytes(ks: &[__m256i; 16]) -> [u8; BATCH] {
-    let mut out = [0u8; BATCH];
-    for (chunk, k) in out.chunks_exact_mut(32).zip(ks) {
-        // SAFETY: `chunk` is 32 writable bytes; unaligned stores are allowed.
-        unsafe { _mm256_storeu_si256(chunk.as_mut_ptr().cast(), *k) };
-    }
-    out
-}
-
-/// `dst[..n] = src[..n] ^ ks[..n]`, byte by byte (tails only).
+/// `dst[..n] = src[..n] ^ keystream`, the keystream starting at register
+/// `first` of `ks` (byte `32 * first`); `n <= 32 * (16 - first)`. Whole
+/// registers go straight from registers; a last partial one through a
+/// 32-byte stack buffer that is wiped afterwards.
 ///
 /// # Safety
-/// `src` must be valid for reading and `dst` for writing `ks.len()` bytes;
-/// they are equal or do not overlap.
+/// `src` must be valid for reading and `dst` for writing `n` bytes; they are
+/// equal or do not overlap.
 #[inline]
-unsafe fn xor_tail(src: *const u8, dst: *mut u8, ks: &[u8]) {
-    for (i, k) in ks.iter().enumerate() {
-        // SAFETY: i < ks.len(), inside the caller's ranges; each byte is read
-        // before it is written.
-        unsafe { *dst.add(i) = *src.add(i) ^ k };
+#[target_feature(enable = "avx2")]
+unsafe fn xor_partial(src: *const u8, dst: *mut u8, ks: &[__m256i; 16], first: usize, n: usize) {
+    debug_assert!(n <= 32 * (16 - first));
+    let whole = n / 32;
+    for j in 0..whole {
+        // SAFETY: bytes 32j..32j + 32 <= n of the caller's ranges; loaded
+        // before stored; unaligned access is allowed.
+        unsafe {
+            let v = _mm256_loadu_si256(src.add(32 * j).cast());
+            _mm256_storeu_si256(dst.add(32 * j).cast(), _mm256_xor_si256(v, ks[first + j]));
+        }
     }
+    let rest = n % 32;
+    if rest > 0 {
+        let mut buf = [0u8; 32];
+        // SAFETY: bytes 32 * whole..n of the caller's ranges, read before
+        // written; `buf` is 32 bytes and does not overlap them.
+        unsafe {
+            core::ptr::copy_nonoverlapping(src.add(32 * whole), buf.as_mut_ptr(), rest);
+            let v = _mm256_loadu_si256(buf.as_ptr().cast());
+            _mm256_storeu_si256(
+                buf.as_mut_ptr().cast(),
+                _mm256_xor_si256(v, ks[first + whole]),
+            );
+            core::ptr::copy_nonoverlapping(buf.as_ptr(), dst.add(32 * whole), rest);
+        }
+        buf.zeroize();
+    }
+}
+
+/// Overwrites keystream registers spilled to memory (volatile, not optimised away).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn wipe(ks: &mut [__m256i; 16]) {
+    for k in ks.iter_mut() {
+        // SAFETY: `k` is a valid, aligned `__m256i`.
+        unsafe { core::ptr::write_volatile(k, _mm256_setzero_si256()) };
+    }
+    core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
 }
 
 /// Blocks `[lo, hi)` of the `blocks`-block Poly1305 work split over 10 steps.
@@ -280,10 +296,9 @@ fn xor_keystream(state: &[u32; 16], mut io: InOut<'_>) {
         off += BATCH;
     }
     if off < len {
-        let mut ks = to_bytes(&blocks8(&x, |_| {}));
-        // SAFETY: the `len - off` bytes from `off` are inside both ranges.
-        unsafe { xor_tail(src.add(off), dst.add(off), &ks[..len - off]) };
-        ks.zeroize();
+        let ks = blocks8(&x, |_| {});
+        // SAFETY: the `len - off` (< 512) bytes from `off` are inside both ranges.
+        unsafe { xor_partial(src.add(off), dst.add(off), &ks, 0, len - off) };
     }
 }
 
@@ -316,9 +331,10 @@ fn aead<const SEAL: bool>(
     };
 
     let mut x = init8(&chacha20_soft::state(key, 0, nonce));
-    let mut ks = to_bytes(&blocks8(&x, |_| {}));
+    let mut ks = blocks8(&x, |_| {});
     let mut poly_key = [0u8; 32];
-    poly_key.copy_from_slice(&ks[..32]);
+    // SAFETY: `poly_key` is 32 writable bytes; unaligned stores are allowed.
+    unsafe { _mm256_storeu_si256(poly_key.as_mut_ptr().cast(), ks[0]) };
     let mut poly = Poly1305::new(&poly_key);
     poly_key.zeroize();
     poly.update_padded(aad);
@@ -328,8 +344,9 @@ fn aead<const SEAL: bool>(
         poly.update_padded(mac(0, first));
     }
     // SAFETY: `first <= len` bytes from the start of both ranges.
-    unsafe { xor_tail(src, dst, &ks[64..64 + first]) };
-    ks.zeroize();
+    unsafe { xor_partial(src, dst, &ks, 2, first) };
+    // Block 0 held the Poly1305 key.
+    wipe(&mut ks);
     // Sealing: the ciphertext not yet absorbed (always whole blocks once a
     // further chunk follows).
     let (mut pending_at, mut pending_len) = (0, first);
@@ -359,26 +376,25 @@ fn aead<const SEAL: bool>(
     }
     if off < len {
         let n = len - off;
-        let mut ks = if SEAL {
+        let ks = if SEAL {
             let m = mac(pending_at, pending_len);
             let nb = pending_len / 16;
-            to_bytes(&blocks8(&x, |i| {
+            blocks8(&x, |i| {
                 let (lo, hi) = share(i, nb);
                 poly.blocks(&m[lo..hi]);
-            }))
+            })
         } else {
             let m = mac(off, n);
             let nb = n / 16;
-            let ks = to_bytes(&blocks8(&x, |i| {
+            let ks = blocks8(&x, |i| {
                 let (lo, hi) = share(i, nb);
                 poly.blocks(&m[lo..hi]);
-            }));
+            });
             poly.update_padded(&m[nb * 16..]);
             ks
         };
         // SAFETY: the `n` bytes from `off` are inside both ranges.
-        unsafe { xor_tail(src.add(off), dst.add(off), &ks[..n]) };
-        ks.zeroize();
+        unsafe { xor_partial(src.add(off), dst.add(off), &ks, 0, n) };
         (pending_at, pending_len) = (off, n);
     }
     if SEAL {
