@@ -340,7 +340,7 @@ impl fmt::Debug for ChaCha20Poly1305 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ChaCha20Poly1305")
             .field("algorithm", &"ChaCha20-Poly1305")
-            .field("backend", &self.backend())
+            .field("backend", &self.backend().name())
             .finish_non_exhaustive()
     }
 }
@@ -448,7 +448,7 @@ impl fmt::Debug for XChaCha20Poly1305 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("XChaCha20Poly1305")
             .field("algorithm", &"XChaCha20-Poly1305")
-            .field("backend", &self.backend())
+            .field("backend", &self.backend().name())
             .finish_non_exhaustive()
     }
 }
@@ -515,6 +515,31 @@ pub fn poly1305(key: &[u8], msg: &[u8]) -> Result<[u8; 16]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debug_shows_no_key_and_lengths_are_checked() {
+        let key = [0x5c; 32];
+        for backend in
+            registry::runnable(Algorithm::ChaCha20Poly1305, crate::cpu::features().unwrap())
+        {
+            let a = ChaCha20Poly1305::with_backend(&key, backend).unwrap();
+            let x = XChaCha20Poly1305::with_backend(&key, backend).unwrap();
+            for text in [format!("{a:?}"), format!("{x:?}")] {
+                assert!(text.contains(backend.name()), "{text}");
+                assert!(!text.contains("92") && !text.contains("5c"), "{text}");
+            }
+        }
+        assert_eq!(
+            ChaCha20Poly1305::new(&[0; 16]).unwrap_err(),
+            Error::InvalidKeyLength {
+                expected: "32",
+                got: 16
+            }
+        );
+        assert!(hchacha20(&[0; 32], &[0; 15]).is_err());
+        assert!(poly1305(&[0; 31], b"").is_err());
+        assert!(chacha20_xor(Backend::Soft, &[0; 32], &[0; 8], 0, &mut []).is_err());
+    }
 
     #[test]
     fn length_limit() {
