@@ -211,10 +211,11 @@ const SHORT_MAX: usize = 5 * 64;
 /// rotate rows with `vpshufd`, and no transposition is needed. Half the
 /// vector work of [`blocks8`] for up to 6 blocks. Returns keystream
 /// registers in byte order (register `j` is bytes `32j..32j + 32`); those
-/// past `4 * SETS` are zero.
+/// past `4 * SETS` are zero. `between(i)` runs after double round `i`, as
+/// in [`blocks8`].
 #[inline]
 #[target_feature(enable = "avx2")]
-fn rows<const SETS: usize>(state: &[u32; 16]) -> [__m256i; 12] {
+fn rows<const SETS: usize, F: FnMut(usize)>(state: &[u32; 16], mut between: F) -> [__m256i; 12] {
     let (m16, m8) = rot_masks();
     let row = |i: usize| {
         _mm256_setr_epi32(
@@ -253,7 +254,7 @@ fn rows<const SETS: usize>(state: &[u32; 16]) -> [__m256i; 12] {
             }
         };
     }
-    for _ in 0..10 {
+    for i in 0..10 {
         qr!();
         for s in 0..SETS {
             b[s] = _mm256_shuffle_epi32::<0x39>(b[s]);
@@ -266,6 +267,7 @@ fn rows<const SETS: usize>(state: &[u32; 16]) -> [__m256i; 12] {
             c[s] = _mm256_shuffle_epi32::<0x4e>(c[s]);
             d[s] = _mm256_shuffle_epi32::<0x39>(d[s]);
         }
+        between(i);
     }
     let mut out = [_mm256_setzero_si256(); 12];
     for s in 0..SETS {
@@ -276,6 +278,27 @@ fn rows<const SETS: usize>(state: &[u32; 16]) -> [__m256i; 12] {
         out[4 * s + 1] = _mm256_permute2x128_si256::<0x20>(c, d);
         out[4 * s + 2] = _mm256_permute2x128_si256::<0x31>(a, b);
         out[4 * s + 3] = _mm256_permute2x128_si256::<0x31>(c, d);
+    }
+    out
+}
+
+/// Keystream for a last chunk of `n` (< 512) bytes from block `state[12]`
+/// (`x` is the same position as an 8-block state): the row layout for up to
+/// 6 blocks, else a full 8-block batch. Registers in byte order.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn tail_keystream<F: FnMut(usize)>(
+    x: &State8,
+    state: &[u32; 16],
+    n: usize,
+    between: F,
+) -> [__m256i; 16] {
+    let mut out = [_mm256_setzero_si256(); 16];
+    match n {
+        0..=128 => out[..12].copy_from_slice(&rows::<1, F>(state, between)),
+        129..=256 => out[..12].copy_from_slice(&rows::<2, F>(state, between)),
+        257..=384 => out[..12].copy_from_slice(&rows::<3, F>(state, between)),
+        _ => out = blocks8(x, between),
     }
     out
 }
@@ -411,9 +434,9 @@ fn aead<const SEAL: bool>(
     if len <= SHORT_MAX {
         let state = chacha20_soft::state(key, 0, nonce);
         let mut ks = match len {
-            0..=64 => rows::<1>(&state),
-            65..=192 => rows::<2>(&state),
-            _ => rows::<3>(&state),
+            0..=64 => rows::<1, _>(&state, |_| {}),
+            65..=192 => rows::<2, _>(&state, |_| {}),
+            _ => rows::<3, _>(&state, |_| {}),
         };
         let mut poly_key = [0u8; 32];
         // SAFETY: `poly_key` is 32 writable bytes; unaligned stores are allowed.
@@ -456,6 +479,8 @@ fn aead<const SEAL: bool>(
     let (mut pending_at, mut pending_len) = (0, first);
     let mut off = first;
     next8(&mut x);
+    // The block counter of `x`'s first lane.
+    let mut ctr = 8u32;
 
     while len - off >= BATCH {
         let ks = if SEAL {
@@ -476,21 +501,23 @@ fn aead<const SEAL: bool>(
         unsafe { xor512(src.add(off), dst.add(off), &ks) };
         (pending_at, pending_len) = (off, BATCH);
         next8(&mut x);
+        ctr = ctr.wrapping_add(8);
         off += BATCH;
     }
     if off < len {
         let n = len - off;
+        let state = chacha20_soft::state(key, ctr, nonce);
         let ks = if SEAL {
             let m = mac(pending_at, pending_len);
             let nb = pending_len / 16;
-            blocks8(&x, |i| {
+            tail_keystream(&x, &state, n, |i| {
                 let (lo, hi) = share(i, nb);
                 poly.blocks(&m[lo..hi]);
             })
         } else {
             let m = mac(off, n);
             let nb = n / 16;
-            let ks = blocks8(&x, |i| {
+            let ks = tail_keystream(&x, &state, n, |i| {
                 let (lo, hi) = share(i, nb);
                 poly.blocks(&m[lo..hi]);
             });
