@@ -12,7 +12,9 @@
 //! is overwritten), so the integer and vector units run at the same time and
 //! the chunk is read while it is still in L1. The first 8-block batch uses
 //! counters 0..8: block 0 is the Poly1305 key, blocks 1..8 the first 448
-//! bytes of keystream, so a short message costs one batch.
+//! bytes of keystream. Messages of up to 320 bytes, and a last chunk of up
+//! to 384 bytes, use a row layout instead (two blocks per register, 2, 4 or
+//! 6 blocks, no transposition): about half the vector work of a full batch.
 //!
 //! An [`Avx2`] token exists only after `avx` and `avx2` were detected, so
 //! its methods may call the `#[target_feature]` kernels.
