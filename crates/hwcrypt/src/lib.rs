@@ -22,6 +22,7 @@
 pub mod aead;
 pub mod aes;
 pub mod backend;
+pub mod chacha20poly1305;
 pub mod cpu;
 pub mod ct;
 pub mod error;

@@ -19,17 +19,24 @@ pub enum Algorithm {
     Aes,
     /// AES-128/192/256-GCM (NIST SP 800-38D).
     AesGcm,
+    /// ChaCha20-Poly1305 and XChaCha20-Poly1305 (and raw ChaCha20).
+    ChaCha20Poly1305,
 }
 
 impl Algorithm {
     /// Every algorithm, in display order.
-    pub const ALL: [Algorithm; 2] = [Algorithm::Aes, Algorithm::AesGcm];
+    pub const ALL: [Algorithm; 3] = [
+        Algorithm::Aes,
+        Algorithm::AesGcm,
+        Algorithm::ChaCha20Poly1305,
+    ];
 
     /// Stable name.
     pub const fn name(self) -> &'static str {
         match self {
             Algorithm::Aes => "aes",
             Algorithm::AesGcm => "aes-gcm",
+            Algorithm::ChaCha20Poly1305 => "chacha20-poly1305",
         }
     }
 
@@ -38,6 +45,7 @@ impl Algorithm {
         match self {
             Algorithm::Aes => "AES-128/192/256: ECB, CBC, CTR, CFB8, CFB128, OFB",
             Algorithm::AesGcm => "AES-128/192/256-GCM",
+            Algorithm::ChaCha20Poly1305 => "ChaCha20-Poly1305 and XChaCha20-Poly1305",
         }
     }
 }
@@ -93,6 +101,8 @@ pub const VAES_AVX2_FEATURES: &[Feature] = &[
     Feature::Avx2,
     Feature::Vaes,
 ];
+/// Features the `avx2` ChaCha20-Poly1305 backend needs.
+pub const CHACHA20_AVX2_FEATURES: &[Feature] = &[Feature::Avx, Feature::Avx2];
 
 /// Features the `aesni` AES-GCM backend needs (`pclmulqdq` for GHASH).
 pub const GCM_AESNI_FEATURES: &[Feature] = &[Feature::Aes, Feature::Pclmulqdq, Feature::Ssse3];
@@ -125,6 +135,14 @@ static TABLE: &[Implementation] = &[
     #[cfg(target_arch = "x86_64")]
     row(Algorithm::AesGcm, Backend::AesNi, 200, GCM_AESNI_FEATURES),
     row(Algorithm::AesGcm, Backend::Soft, 100, &[]),
+    #[cfg(target_arch = "x86_64")]
+    row(
+        Algorithm::ChaCha20Poly1305,
+        Backend::Avx2,
+        200,
+        CHACHA20_AVX2_FEATURES,
+    ),
+    row(Algorithm::ChaCha20Poly1305, Backend::Soft, 100, &[]),
 ];
 
 /// Every registered implementation of `algorithm`, highest priority first.

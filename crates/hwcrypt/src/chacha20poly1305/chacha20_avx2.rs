@@ -1,0 +1,537 @@
+//! AVX2 backend for ChaCha20-Poly1305: ChaCha20 on 8 blocks at once, one
+//! 32-bit state word of all 8 blocks per ymm register, so a quarter round is
+//! plain lane-wise `vpaddd`/`vpxor`/rotate on 16 registers. Rotations by 16
+//! and 8 are byte shuffles (`vpshufb`); by 12 and 7 shift/shift/or. The 8
+//! finished blocks are transposed to byte order with 32-bit, 64-bit and
+//! 128-bit interleaves.
+//!
+//! The AEAD works in 512-byte chunks (8 blocks) and is stitched: the scalar
+//! Poly1305 of one chunk (64-bit limbs, integer multiplier) is spread over
+//! the 10 double rounds of the ChaCha20 of the next (seal: Poly1305 of the
+//! previous chunk's ciphertext; open: of this chunk's ciphertext, before it
+//! is overwritten), so the integer and vector units run at the same time and
+//! the chunk is read while it is still in L1. The first 8-block batch uses
+//! counters 0..8: block 0 is the Poly1305 key, blocks 1..8 the first 448
+//! bytes of keystream. Messages of up to 320 bytes, and a last chunk of up
+//! to 384 bytes, use a row layout instead (two blocks per register, 2, 4 or
+//! 6 blocks, no transposition): about half the vector work of a full batch.
+//!
+//! An [`Avx2`] token exists only after `avx` and `avx2` were detected, so
+//! its methods may call the `#[target_feature]` kernels.
+#![allow(unsafe_code)]
+
+use super::chacha20_soft;
+use super::poly1305_soft::Poly1305;
+use crate::aead::Tag;
+use crate::cpu::{self, Features};
+use crate::inout::InOut;
+use crate::registry::CHACHA20_AVX2_FEATURES;
+use core::arch::x86_64::*;
+use core::hint::black_box;
+use zeroize::Zeroize;
+
+/// Bytes per 8-block batch.
+const BATCH: usize = 512;
+/// Keystream bytes of the first batch of a message (block 0 is the Poly1305 key).
+const FIRST: usize = BATCH - 64;
+
+/// Proof that this CPU runs AVX2 (only [`Avx2::new`] makes one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Avx2 {
+    _detected: (),
+}
+
+impl Avx2 {
+    /// `Some` iff the CPU has AVX and AVX2.
+    pub(crate) fn new() -> Option<Avx2> {
+        cpu::detected()
+            .contains(Features::of(CHACHA20_AVX2_FEATURES))
+            .then_some(Avx2 { _detected: () })
+    }
+
+    /// XORs the keystream from block `state[12]` on into `io` (the counter
+    /// wraps modulo 2^32; callers keep within range).
+    pub(crate) fn xor_keystream(self, state: &[u32; 16], io: InOut<'_>) {
+        // SAFETY: an `Avx2` exists only if AVX and AVX2 were detected.
+        unsafe { xor_keystream(state, io) }
+    }
+
+    /// Encrypts `input` (or `output` in place, when `input` is `None`) into
+    /// `output` and returns the tag over `aad` and the ciphertext. A separate
+    /// `input` has the length of `output` (checked by the caller).
+    pub(crate) fn seal(
+        self,
+        key: &[u32; 8],
+        nonce: &[u32; 3],
+        aad: &[u8],
+        input: Option<&[u8]>,
+        output: &mut [u8],
+    ) -> Tag {
+        debug_assert!(input.is_none_or(|i| i.len() == output.len()));
+        // SAFETY: an `Avx2` exists only if AVX and AVX2 were detected; the
+        // lengths match (caller).
+        unsafe { aead::<true>(key, nonce, aad, input, output) }
+    }
+
+    /// Decrypts like [`Avx2::seal`] encrypts and returns the tag computed
+    /// over `aad` and the ciphertext (the input); the caller compares it.
+    pub(crate) fn open(
+        self,
+        key: &[u32; 8],
+        nonce: &[u32; 3],
+        aad: &[u8],
+        input: Option<&[u8]>,
+        output: &mut [u8],
+    ) -> Tag {
+        debug_assert!(input.is_none_or(|i| i.len() == output.len()));
+        // SAFETY: as in `seal`.
+        unsafe { aead::<false>(key, nonce, aad, input, output) }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Register-level helpers: safe `#[target_feature]` functions, inlined into
+// the kernels below.
+// ---------------------------------------------------------------------------
+
+type State8 = [__m256i; 16];
+
+/// `vpshufb` masks rotating each 32-bit lane left by 16 and by 8.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn rot_masks() -> (__m256i, __m256i) {
+    let m16 = _mm256_setr_epi8(
+        2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9,
+        14, 15, 12, 13,
+    );
+    let m8 = _mm256_setr_epi8(
+        3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10,
+        15, 12, 13, 14,
+    );
+    // Opaque to the optimiser: with constant masks LLVM rewrites the
+    // rotations (2-instruction `vpshuflw`/`vpshufhw` pairs, shuffles pushed
+    // through XORs), adding work on the two shuffle ports.
+    (black_box(m16), black_box(m8))
+}
+
+/// Rotate each 32-bit lane left by `L` (`R` = 32 - `L`).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn rotl<const L: i32, const R: i32>(x: __m256i) -> __m256i {
+    _mm256_or_si256(_mm256_slli_epi32::<L>(x), _mm256_srli_epi32::<R>(x))
+}
+
+/// Four quarter rounds side by side, `(a, b, c, d)` each, step by step so
+/// the four chains interleave. A macro (not a function) so the state stays
+/// in registers: every index is a literal.
+macro_rules! quarter4 {
+    ($x:ident, $m16:ident, $m8:ident, $(($a:literal, $b:literal, $c:literal, $d:literal)),+) => {
+        $(
+            $x[$a] = _mm256_add_epi32($x[$a], $x[$b]);
+            $x[$d] = _mm256_shuffle_epi8(_mm256_xor_si256($x[$d], $x[$a]), $m16);
+        )+
+        $(
+            $x[$c] = _mm256_add_epi32($x[$c], $x[$d]);
+            $x[$b] = rotl::<12, 20>(_mm256_xor_si256($x[$b], $x[$c]));
+        )+
+        $(
+            $x[$a] = _mm256_add_epi32($x[$a], $x[$b]);
+            $x[$d] = _mm256_shuffle_epi8(_mm256_xor_si256($x[$d], $x[$a]), $m8);
+        )+
+        $(
+            $x[$c] = _mm256_add_epi32($x[$c], $x[$d]);
+            $x[$b] = rotl::<7, 25>(_mm256_xor_si256($x[$b], $x[$c]));
+        )+
+    };
+}
+
+/// The 8-block state for `state` with block counters `state[12] + 0..8`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn init8(state: &[u32; 16]) -> State8 {
+    let mut x: State8 = core::array::from_fn(|i| _mm256_set1_epi32(state[i] as i32));
+    x[12] = _mm256_add_epi32(x[12], _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    x
+}
+
+/// Moves all 8 block counters on by 8.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn next8(x: &mut State8) {
+    x[12] = _mm256_add_epi32(x[12], _mm256_set1_epi32(8));
+}
+
+/// 8 ChaCha20 blocks of `init`, transposed to byte order: register `j` is
+/// keystream bytes `32j..32j + 32`. `between(i)` runs after double round
+/// `i` (0..10): the stitched Poly1305 work goes there.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn blocks8<F: FnMut(usize)>(init: &State8, mut between: F) -> [__m256i; 16] {
+    let (m16, m8) = rot_masks();
+    let mut x = *init;
+    for i in 0..10 {
+        quarter4!(x, m16, m8, (0, 4, 8, 12), (1, 5, 9, 13));
+        quarter4!(x, m16, m8, (2, 6, 10, 14), (3, 7, 11, 15));
+        quarter4!(x, m16, m8, (0, 5, 10, 15), (1, 6, 11, 12));
+        quarter4!(x, m16, m8, (2, 7, 8, 13), (3, 4, 9, 14));
+        between(i);
+    }
+    for (xi, si) in x.iter_mut().zip(init) {
+        *xi = _mm256_add_epi32(*xi, *si);
+    }
+    // Lanes hold blocks 0..8 (0..4 in the low 128-bit half, 4..8 in the high
+    // one). Interleave 32-bit then 64-bit words so each 128-bit half holds 4
+    // consecutive words of one block, then pair halves across registers.
+    let mut u = [[_mm256_setzero_si256(); 4]; 4];
+    for (g, ug) in u.iter_mut().enumerate() {
+        let t0 = _mm256_unpacklo_epi32(x[4 * g], x[4 * g + 1]);
+        let t1 = _mm256_unpackhi_epi32(x[4 * g], x[4 * g + 1]);
+        let t2 = _mm256_unpacklo_epi32(x[4 * g + 2], x[4 * g + 3]);
+        let t3 = _mm256_unpackhi_epi32(x[4 * g + 2], x[4 * g + 3]);
+        // ug[b]: words 4g..4g+4 of block b (low half) and block b + 4 (high half).
+        ug[0] = _mm256_unpacklo_epi64(t0, t2);
+        ug[1] = _mm256_unpackhi_epi64(t0, t2);
+        ug[2] = _mm256_unpacklo_epi64(t1, t3);
+        ug[3] = _mm256_unpackhi_epi64(t1, t3);
+    }
+    let mut out = [_mm256_setzero_si256(); 16];
+    for b in 0..4 {
+        out[2 * b] = _mm256_permute2x128_si256::<0x20>(u[0][b], u[1][b]);
+        out[2 * b + 1] = _mm256_permute2x128_si256::<0x20>(u[2][b], u[3][b]);
+        out[2 * b + 8] = _mm256_permute2x128_si256::<0x31>(u[0][b], u[1][b]);
+        out[2 * b + 9] = _mm256_permute2x128_si256::<0x31>(u[2][b], u[3][b]);
+    }
+    out
+}
+
+/// Longest message the short path takes: 6 blocks, less block 0.
+const SHORT_MAX: usize = 5 * 64;
+
+/// `2 * SETS` ChaCha20 blocks (counters `state[12] + 0..2 * SETS`) in row
+/// layout, for short messages: each ymm register holds one row (4 words) of
+/// two blocks, so a set of two blocks is 4 registers, the diagonal rounds
+/// rotate rows with `vpshufd`, and no transposition is needed. Half the
+/// vector work of [`blocks8`] for up to 6 blocks. Returns keystream
+/// registers in byte order (register `j` is bytes `32j..32j + 32`); those
+/// past `4 * SETS` are zero. `between(i)` runs after double round `i`, as
+/// in [`blocks8`].
+#[inline]
+#[target_feature(enable = "avx2")]
+fn rows<const SETS: usize, F: FnMut(usize)>(state: &[u32; 16], mut between: F) -> [__m256i; 12] {
+    let (m16, m8) = rot_masks();
+    let row = |i: usize| {
+        _mm256_setr_epi32(
+            state[i] as i32,
+            state[i + 1] as i32,
+            state[i + 2] as i32,
+            state[i + 3] as i32,
+            state[i] as i32,
+            state[i + 1] as i32,
+            state[i + 2] as i32,
+            state[i + 3] as i32,
+        )
+    };
+    let (a0, b0, c0) = (row(0), row(4), row(8));
+    let d0: [__m256i; SETS] = core::array::from_fn(|s| {
+        _mm256_add_epi32(
+            row(12),
+            _mm256_setr_epi32(2 * s as i32, 0, 0, 0, 2 * s as i32 + 1, 0, 0, 0),
+        )
+    });
+    let mut a = [a0; SETS];
+    let mut b = [b0; SETS];
+    let mut c = [c0; SETS];
+    let mut d = d0;
+    macro_rules! qr {
+        () => {
+            for s in 0..SETS {
+                a[s] = _mm256_add_epi32(a[s], b[s]);
+                d[s] = _mm256_shuffle_epi8(_mm256_xor_si256(d[s], a[s]), m16);
+                c[s] = _mm256_add_epi32(c[s], d[s]);
+                b[s] = rotl::<12, 20>(_mm256_xor_si256(b[s], c[s]));
+                a[s] = _mm256_add_epi32(a[s], b[s]);
+                d[s] = _mm256_shuffle_epi8(_mm256_xor_si256(d[s], a[s]), m8);
+                c[s] = _mm256_add_epi32(c[s], d[s]);
+                b[s] = rotl::<7, 25>(_mm256_xor_si256(b[s], c[s]));
+            }
+        };
+    }
+    for i in 0..10 {
+        qr!();
+        for s in 0..SETS {
+            b[s] = _mm256_shuffle_epi32::<0x39>(b[s]);
+            c[s] = _mm256_shuffle_epi32::<0x4e>(c[s]);
+            d[s] = _mm256_shuffle_epi32::<0x93>(d[s]);
+        }
+        qr!();
+        for s in 0..SETS {
+            b[s] = _mm256_shuffle_epi32::<0x93>(b[s]);
+            c[s] = _mm256_shuffle_epi32::<0x4e>(c[s]);
+            d[s] = _mm256_shuffle_epi32::<0x39>(d[s]);
+        }
+        between(i);
+    }
+    let mut out = [_mm256_setzero_si256(); 12];
+    for s in 0..SETS {
+        let (a, b) = (_mm256_add_epi32(a[s], a0), _mm256_add_epi32(b[s], b0));
+        let (c, d) = (_mm256_add_epi32(c[s], c0), _mm256_add_epi32(d[s], d0[s]));
+        // Low halves: block 2s; high halves: block 2s + 1.
+        out[4 * s] = _mm256_permute2x128_si256::<0x20>(a, b);
+        out[4 * s + 1] = _mm256_permute2x128_si256::<0x20>(c, d);
+        out[4 * s + 2] = _mm256_permute2x128_si256::<0x31>(a, b);
+        out[4 * s + 3] = _mm256_permute2x128_si256::<0x31>(c, d);
+    }
+    out
+}
+
+/// Keystream for a last chunk of `n` (< 512) bytes from block `state[12]`
+/// (`x` is the same position as an 8-block state): the row layout for up to
+/// 6 blocks, else a full 8-block batch. Registers in byte order.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn tail_keystream<F: FnMut(usize)>(
+    x: &State8,
+    state: &[u32; 16],
+    n: usize,
+    between: F,
+) -> [__m256i; 16] {
+    let mut out = [_mm256_setzero_si256(); 16];
+    match n {
+        0..=128 => out[..12].copy_from_slice(&rows::<1, F>(state, between)),
+        129..=256 => out[..12].copy_from_slice(&rows::<2, F>(state, between)),
+        257..=384 => out[..12].copy_from_slice(&rows::<3, F>(state, between)),
+        _ => out = blocks8(x, between),
+    }
+    out
+}
+
+/// `dst[..512] = src[..512] ^ ks`.
+///
+/// # Safety
+/// `src` must be valid for reading and `dst` for writing 512 bytes; they are
+/// equal or do not overlap.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn xor512(src: *const u8, dst: *mut u8, ks: &[__m256i; 16]) {
+    for (j, k) in ks.iter().enumerate() {
+        // SAFETY: bytes 32j..32j + 32 of the caller's ranges; register j is
+        // loaded before it is stored; unaligned access is allowed.
+        unsafe {
+            let v = _mm256_loadu_si256(src.add(32 * j).cast());
+            _mm256_storeu_si256(dst.add(32 * j).cast(), _mm256_xor_si256(v, *k));
+        }
+    }
+}
+
+/// `dst[..n] = src[..n] ^ keystream`, the keystream starting at register
+/// `first` of `ks` (byte `32 * first`); `n <= 32 * (ks.len() - first)`. Whole
+/// registers go straight from registers; a last partial one through a
+/// 32-byte stack buffer that is wiped afterwards.
+///
+/// # Safety
+/// `src` must be valid for reading and `dst` for writing `n` bytes; they are
+/// equal or do not overlap.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn xor_partial(src: *const u8, dst: *mut u8, ks: &[__m256i], first: usize, n: usize) {
+    debug_assert!(n <= 32 * (ks.len() - first));
+    let whole = n / 32;
+    for j in 0..whole {
+        // SAFETY: bytes 32j..32j + 32 <= n of the caller's ranges; loaded
+        // before stored; unaligned access is allowed.
+        unsafe {
+            let v = _mm256_loadu_si256(src.add(32 * j).cast());
+            _mm256_storeu_si256(dst.add(32 * j).cast(), _mm256_xor_si256(v, ks[first + j]));
+        }
+    }
+    let rest = n % 32;
+    if rest > 0 {
+        let mut buf = [0u8; 32];
+        // SAFETY: bytes 32 * whole..n of the caller's ranges, read before
+        // written; `buf` is 32 bytes and does not overlap them.
+        unsafe {
+            core::ptr::copy_nonoverlapping(src.add(32 * whole), buf.as_mut_ptr(), rest);
+            let v = _mm256_loadu_si256(buf.as_ptr().cast());
+            _mm256_storeu_si256(
+                buf.as_mut_ptr().cast(),
+                _mm256_xor_si256(v, ks[first + whole]),
+            );
+            core::ptr::copy_nonoverlapping(buf.as_ptr(), dst.add(32 * whole), rest);
+        }
+        buf.zeroize();
+    }
+}
+
+/// Overwrites keystream registers spilled to memory (volatile, not optimised away).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn wipe(ks: &mut [__m256i]) {
+    for k in ks.iter_mut() {
+        // SAFETY: `k` is a valid, aligned `__m256i`.
+        unsafe { core::ptr::write_volatile(k, _mm256_setzero_si256()) };
+    }
+    core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+}
+
+/// Blocks `[lo, hi)` of the `blocks`-block Poly1305 work split over 10 steps.
+#[inline(always)]
+fn share(step: usize, blocks: usize) -> (usize, usize) {
+    (step * blocks / 10 * 16, (step + 1) * blocks / 10 * 16)
+}
+
+// ---------------------------------------------------------------------------
+// Kernels.
+// ---------------------------------------------------------------------------
+
+/// Plain ChaCha20 over `io` from block `state[12]`.
+#[target_feature(enable = "avx2")]
+fn xor_keystream(state: &[u32; 16], mut io: InOut<'_>) {
+    let len = io.len();
+    let src = io.src_ptr();
+    let dst = io.dst_ptr();
+    let mut x = init8(state);
+    let mut off = 0;
+    while len - off >= BATCH {
+        let ks = blocks8(&x, |_| {});
+        // SAFETY: off + 512 <= len; in place src == dst, else disjoint.
+        unsafe { xor512(src.add(off), dst.add(off), &ks) };
+        next8(&mut x);
+        off += BATCH;
+    }
+    if off < len {
+        let ks = blocks8(&x, |_| {});
+        // SAFETY: the `len - off` (< 512) bytes from `off` are inside both ranges.
+        unsafe { xor_partial(src.add(off), dst.add(off), &ks, 0, len - off) };
+    }
+}
+
+/// ChaCha20-Poly1305 seal (`SEAL`) or open, stitched as the module docs
+/// describe; returns the tag over `aad` and the ciphertext.
+#[target_feature(enable = "avx2")]
+fn aead<const SEAL: bool>(
+    key: &[u32; 8],
+    nonce: &[u32; 3],
+    aad: &[u8],
+    input: Option<&[u8]>,
+    output: &mut [u8],
+) -> Tag {
+    let len = output.len();
+    let dst = output.as_mut_ptr();
+    // In place the input is the output; a separate input has the same length
+    // and cannot overlap it (it is a shared borrow next to a mutable one).
+    let src = input.map_or(dst.cast_const(), <[u8]>::as_ptr);
+    // The bytes Poly1305 reads: the ciphertext, i.e. the output when sealing
+    // and the input when opening.
+    let mac_base = if SEAL { dst.cast_const() } else { src };
+    let mac = |from: usize, n: usize| {
+        debug_assert!(from + n <= len);
+        // SAFETY: `mac_base` covers `len` bytes and every caller passes
+        // `from + n <= len`; each slice covers bytes that are not written
+        // while it lives (sealing: an earlier chunk, already written;
+        // opening: the current chunk, written only after its keystream is
+        // ready, when the slice is no longer used).
+        unsafe { core::slice::from_raw_parts(mac_base.add(from), n) }
+    };
+
+    if len <= SHORT_MAX {
+        let state = chacha20_soft::state(key, 0, nonce);
+        let mut ks = match len {
+            0..=64 => rows::<1, _>(&state, |_| {}),
+            65..=192 => rows::<2, _>(&state, |_| {}),
+            _ => rows::<3, _>(&state, |_| {}),
+        };
+        let mut poly_key = [0u8; 32];
+        // SAFETY: `poly_key` is 32 writable bytes; unaligned stores are allowed.
+        unsafe { _mm256_storeu_si256(poly_key.as_mut_ptr().cast(), ks[0]) };
+        let mut poly = Poly1305::new(&poly_key);
+        poly_key.zeroize();
+        poly.update_padded(aad);
+        if !SEAL {
+            poly.update_padded(mac(0, len));
+        }
+        // SAFETY: `len <= 320` bytes from the start of both ranges; the
+        // keystream from register 2 (block 1) on covers them.
+        unsafe { xor_partial(src, dst, &ks, 2, len) };
+        wipe(&mut ks);
+        if SEAL {
+            poly.update_padded(mac(0, len));
+        }
+        return poly.finish_aead(aad.len() as u64, len as u64);
+    }
+
+    let mut x = init8(&chacha20_soft::state(key, 0, nonce));
+    let mut ks = blocks8(&x, |_| {});
+    let mut poly_key = [0u8; 32];
+    // SAFETY: `poly_key` is 32 writable bytes; unaligned stores are allowed.
+    unsafe { _mm256_storeu_si256(poly_key.as_mut_ptr().cast(), ks[0]) };
+    let mut poly = Poly1305::new(&poly_key);
+    poly_key.zeroize();
+    poly.update_padded(aad);
+
+    let first = len.min(FIRST);
+    if !SEAL {
+        poly.update_padded(mac(0, first));
+    }
+    // SAFETY: `first <= len` bytes from the start of both ranges.
+    unsafe { xor_partial(src, dst, &ks, 2, first) };
+    // Block 0 held the Poly1305 key.
+    wipe(&mut ks);
+    // Sealing: the ciphertext not yet absorbed (always whole blocks once a
+    // further chunk follows).
+    let (mut pending_at, mut pending_len) = (0, first);
+    let mut off = first;
+    next8(&mut x);
+    // The block counter of `x`'s first lane.
+    let mut ctr = 8u32;
+
+    while len - off >= BATCH {
+        let ks = if SEAL {
+            let m = mac(pending_at, pending_len);
+            let nb = pending_len / 16;
+            blocks8(&x, |i| {
+                let (lo, hi) = share(i, nb);
+                poly.blocks(&m[lo..hi]);
+            })
+        } else {
+            let m = mac(off, BATCH);
+            blocks8(&x, |i| {
+                let (lo, hi) = share(i, BATCH / 16);
+                poly.blocks(&m[lo..hi]);
+            })
+        };
+        // SAFETY: off + 512 <= len; in place src == dst, else disjoint.
+        unsafe { xor512(src.add(off), dst.add(off), &ks) };
+        (pending_at, pending_len) = (off, BATCH);
+        next8(&mut x);
+        ctr = ctr.wrapping_add(8);
+        off += BATCH;
+    }
+    if off < len {
+        let n = len - off;
+        let state = chacha20_soft::state(key, ctr, nonce);
+        let ks = if SEAL {
+            let m = mac(pending_at, pending_len);
+            let nb = pending_len / 16;
+            tail_keystream(&x, &state, n, |i| {
+                let (lo, hi) = share(i, nb);
+                poly.blocks(&m[lo..hi]);
+            })
+        } else {
+            let m = mac(off, n);
+            let nb = n / 16;
+            let ks = tail_keystream(&x, &state, n, |i| {
+                let (lo, hi) = share(i, nb);
+                poly.blocks(&m[lo..hi]);
+            });
+            poly.update_padded(&m[nb * 16..]);
+            ks
+        };
+        // SAFETY: the `n` bytes from `off` are inside both ranges.
+        unsafe { xor_partial(src.add(off), dst.add(off), &ks, 0, n) };
+        (pending_at, pending_len) = (off, n);
+    }
+    if SEAL {
+        poly.update_padded(mac(pending_at, pending_len));
+    }
+    poly.finish_aead(aad.len() as u64, len as u64)
+}

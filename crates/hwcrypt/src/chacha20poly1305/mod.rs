@@ -1,0 +1,555 @@
+//! ChaCha20-Poly1305 (RFC 8439) and XChaCha20-Poly1305
+//! (draft-irtf-cfrg-xchacha: HChaCha20 subkey, 24-byte nonce, as libsodium).
+//!
+//! Both are [`Aead`]s with 32-byte keys and 16-byte tags, bound to a backend
+//! when the key is made: `avx2` (8 ChaCha20 blocks per pass, Poly1305
+//! stitched into it) or the portable `soft`. The raw primitives are exposed
+//! too ([`chacha20_xor`], [`hchacha20`], [`poly1305`]) so their RFC vectors
+//! can be checked on every backend.
+//!
+//! ```
+//! use hwcrypt::aead::Aead;
+//! use hwcrypt::chacha20poly1305::ChaCha20Poly1305;
+//! let key = ChaCha20Poly1305::new(&[7; 32])?;
+//! let sealed = key.seal(&[0; 12], b"header", b"attack at dawn")?;
+//! assert_eq!(key.open(&[0; 12], b"header", &sealed)?, b"attack at dawn");
+//! # Ok::<(), hwcrypt::Error>(())
+//! ```
+
+mod chacha20_soft;
+mod poly1305_soft;
+
+#[cfg(target_arch = "x86_64")]
+mod chacha20_avx2;
+
+use crate::Backend;
+use crate::aead::{self, Aead, Tag};
+use crate::error::{Error, Result};
+use crate::inout::InOut;
+use crate::registry::{self, Algorithm};
+use core::fmt;
+use poly1305_soft::Poly1305;
+use zeroize::{Zeroize, Zeroizing};
+
+/// Key length in bytes.
+pub const KEY_LEN: usize = 32;
+
+/// The longest plaintext one nonce may encrypt (RFC 8439 §2.8: 2^32 - 1
+/// blocks of 64 bytes, counters 1..2^32).
+pub const MAX_PLAINTEXT_LEN: u64 = (1 << 38) - 64;
+
+/// The ChaCha20 implementation a key runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Engine {
+    Soft,
+    #[cfg(target_arch = "x86_64")]
+    Avx2(chacha20_avx2::Avx2),
+}
+
+impl Engine {
+    fn new(backend: Backend) -> Result<Engine> {
+        registry::check(Algorithm::ChaCha20Poly1305, backend)?;
+        let unavailable = || Error::BackendUnavailable {
+            algorithm: Algorithm::ChaCha20Poly1305.name(),
+            backend: backend.name(),
+            missing: "CPU support not detected".into(),
+        };
+        match backend {
+            Backend::Soft => Ok(Engine::Soft),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => chacha20_avx2::Avx2::new()
+                .map(Engine::Avx2)
+                .ok_or_else(unavailable),
+            #[allow(unreachable_patterns)]
+            _ => Err(unavailable()),
+        }
+    }
+
+    fn default() -> Result<Engine> {
+        Engine::new(registry::default_backend(Algorithm::ChaCha20Poly1305)?)
+    }
+
+    fn backend(self) -> Backend {
+        match self {
+            Engine::Soft => Backend::Soft,
+            #[cfg(target_arch = "x86_64")]
+            Engine::Avx2(_) => Backend::Avx2,
+        }
+    }
+
+    fn xor_keystream(self, state: &[u32; 16], io: InOut<'_>) {
+        match self {
+            Engine::Soft => chacha20_soft::xor_keystream(state, io),
+            #[cfg(target_arch = "x86_64")]
+            Engine::Avx2(t) => t.xor_keystream(state, io),
+        }
+    }
+
+    /// Seal (`seal = true`) or open `input` (or `output` in place) into
+    /// `output`; returns the tag over `aad` and the ciphertext.
+    fn run(
+        self,
+        seal: bool,
+        key: &[u32; 8],
+        nonce: &[u32; 3],
+        aad: &[u8],
+        input: Option<&[u8]>,
+        output: &mut [u8],
+    ) -> Tag {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Engine::Avx2(t) if seal => t.seal(key, nonce, aad, input, output),
+            #[cfg(target_arch = "x86_64")]
+            Engine::Avx2(t) => t.open(key, nonce, aad, input, output),
+            Engine::Soft => soft_aead(seal, key, nonce, aad, input, output),
+        }
+    }
+}
+
+/// The portable AEAD: Poly1305 key from block 0, ChaCha20 from block 1,
+/// Poly1305 over the padded AAD and ciphertext and the two lengths.
+fn soft_aead(
+    seal: bool,
+    key: &[u32; 8],
+    nonce: &[u32; 3],
+    aad: &[u8],
+    input: Option<&[u8]>,
+    output: &mut [u8],
+) -> Tag {
+    let mut block0 = chacha20_soft::block(&chacha20_soft::state(key, 0, nonce));
+    let mut poly_key = [0u8; 32];
+    poly_key.copy_from_slice(&block0[..32]);
+    block0.zeroize();
+    let mut poly = Poly1305::new(&poly_key);
+    poly_key.zeroize();
+    poly.update_padded(aad);
+    if !seal {
+        poly.update_padded(input.unwrap_or(output));
+    }
+    let io = match input {
+        Some(input) => InOut::Separate {
+            input,
+            output: &mut *output,
+        },
+        None => InOut::InPlace(&mut *output),
+    };
+    chacha20_soft::xor_keystream(&chacha20_soft::state(key, 1, nonce), io);
+    if seal {
+        poly.update_padded(output);
+    }
+    poly.finish_aead(aad.len() as u64, output.len() as u64)
+}
+
+fn key_words(key: &[u8]) -> Result<Zeroizing<[u32; 8]>> {
+    if key.len() != KEY_LEN {
+        return Err(Error::InvalidKeyLength {
+            expected: "32",
+            got: key.len(),
+        });
+    }
+    let mut w = Zeroizing::new([0u32; 8]);
+    for (w, b) in w.iter_mut().zip(key.chunks_exact(4)) {
+        *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    }
+    Ok(w)
+}
+
+fn words<const N: usize>(bytes: &[u8]) -> [u32; N] {
+    core::array::from_fn(|i| {
+        u32::from_le_bytes([
+            bytes[4 * i],
+            bytes[4 * i + 1],
+            bytes[4 * i + 2],
+            bytes[4 * i + 3],
+        ])
+    })
+}
+
+fn check_len(len: usize) -> Result<()> {
+    if len as u64 > MAX_PLAINTEXT_LEN {
+        Err(Error::MessageTooLong {
+            what: "plaintext",
+            limit: MAX_PLAINTEXT_LEN,
+        })
+    } else {
+        Ok(())
+    }
+}
+
+fn same_len(input: &[u8], output: &[u8]) -> Result<()> {
+    if input.len() == output.len() {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch {
+            input: input.len(),
+            output: output.len(),
+        })
+    }
+}
+
+/// The shared body of both AEADs: a key and its engine.
+#[derive(Clone)]
+struct Core {
+    key: Zeroizing<[u32; 8]>,
+    engine: Engine,
+}
+
+impl Core {
+    fn new(key: &[u8], engine: Result<Engine>) -> Result<Core> {
+        let key = key_words(key)?;
+        Ok(Core {
+            key,
+            engine: engine?,
+        })
+    }
+
+    fn seal(
+        &self,
+        key: &[u32; 8],
+        nonce: &[u32; 3],
+        aad: &[u8],
+        input: Option<&[u8]>,
+        output: &mut [u8],
+    ) -> Result<Tag> {
+        check_len(output.len())?;
+        Ok(self.engine.run(true, key, nonce, aad, input, output))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn open(
+        &self,
+        key: &[u32; 8],
+        nonce: &[u32; 3],
+        aad: &[u8],
+        input: Option<&[u8]>,
+        output: &mut [u8],
+        tag: &[u8],
+    ) -> Result<()> {
+        let tag = match aead::full_tag(tag) {
+            Ok(t) => t,
+            Err(e) => {
+                // Nothing was decrypted, but never leave a separate output
+                // holding anything a caller might mistake for plaintext.
+                if input.is_some() {
+                    output.zeroize();
+                }
+                return Err(e);
+            }
+        };
+        check_len(output.len())?;
+        let mut expected = self.engine.run(false, key, nonce, aad, input, output);
+        let r = aead::verify_or_wipe(&expected, tag, output);
+        expected.zeroize();
+        r
+    }
+}
+
+/// ChaCha20-Poly1305 (RFC 8439): 32-byte key, 12-byte nonce, 16-byte tag.
+/// The key is wiped on drop; `Debug` shows only the algorithm and backend.
+#[derive(Clone)]
+pub struct ChaCha20Poly1305 {
+    core: Core,
+}
+
+impl ChaCha20Poly1305 {
+    /// Nonce length in bytes.
+    pub const NONCE_LEN: usize = 12;
+
+    /// A key (32 bytes) for the best backend this (masked) CPU can run.
+    pub fn new(key: &[u8]) -> Result<ChaCha20Poly1305> {
+        Ok(ChaCha20Poly1305 {
+            core: Core::new(key, Engine::default())?,
+        })
+    }
+
+    /// A key (32 bytes) for the named backend; an error if this (masked)
+    /// CPU cannot run it.
+    pub fn with_backend(key: &[u8], backend: Backend) -> Result<ChaCha20Poly1305> {
+        Ok(ChaCha20Poly1305 {
+            core: Core::new(key, Engine::new(backend))?,
+        })
+    }
+
+    fn nonce(nonce: &[u8]) -> Result<[u32; 3]> {
+        if nonce.len() != Self::NONCE_LEN {
+            return Err(Error::InvalidNonceLength {
+                expected: "12",
+                got: nonce.len(),
+            });
+        }
+        Ok(words(nonce))
+    }
+}
+
+impl Aead for ChaCha20Poly1305 {
+    const NONCE_LEN: usize = 12;
+
+    fn algorithm(&self) -> &'static str {
+        "ChaCha20-Poly1305"
+    }
+
+    fn backend(&self) -> Backend {
+        self.core.engine.backend()
+    }
+
+    fn seal_in_place_detached(&self, nonce: &[u8], aad: &[u8], in_out: &mut [u8]) -> Result<Tag> {
+        let n = Self::nonce(nonce)?;
+        self.core.seal(&self.core.key, &n, aad, None, in_out)
+    }
+
+    fn open_in_place_detached(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        in_out: &mut [u8],
+        tag: &[u8],
+    ) -> Result<()> {
+        let n = Self::nonce(nonce)?;
+        self.core.open(&self.core.key, &n, aad, None, in_out, tag)
+    }
+
+    fn seal_detached(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        plaintext: &[u8],
+        ciphertext: &mut [u8],
+    ) -> Result<Tag> {
+        same_len(plaintext, ciphertext)?;
+        let n = Self::nonce(nonce)?;
+        self.core
+            .seal(&self.core.key, &n, aad, Some(plaintext), ciphertext)
+    }
+
+    fn open_detached(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        ciphertext: &[u8],
+        tag: &[u8],
+        plaintext: &mut [u8],
+    ) -> Result<()> {
+        same_len(ciphertext, plaintext)?;
+        let n = Self::nonce(nonce)?;
+        self.core
+            .open(&self.core.key, &n, aad, Some(ciphertext), plaintext, tag)
+    }
+}
+
+impl fmt::Debug for ChaCha20Poly1305 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChaCha20Poly1305")
+            .field("algorithm", &"ChaCha20-Poly1305")
+            .field("backend", &self.backend().name())
+            .finish_non_exhaustive()
+    }
+}
+
+/// XChaCha20-Poly1305: 32-byte key, 24-byte nonce, 16-byte tag. Each message
+/// uses the subkey HChaCha20(key, nonce[..16]) and the ChaCha20-Poly1305
+/// nonce `[0; 4] || nonce[16..]`, as libsodium's
+/// `crypto_aead_xchacha20poly1305_ietf`. Random nonces are safe to use.
+#[derive(Clone)]
+pub struct XChaCha20Poly1305 {
+    core: Core,
+}
+
+impl XChaCha20Poly1305 {
+    /// Nonce length in bytes.
+    pub const NONCE_LEN: usize = 24;
+
+    /// A key (32 bytes) for the best backend this (masked) CPU can run.
+    pub fn new(key: &[u8]) -> Result<XChaCha20Poly1305> {
+        Ok(XChaCha20Poly1305 {
+            core: Core::new(key, Engine::default())?,
+        })
+    }
+
+    /// A key (32 bytes) for the named backend; an error if this (masked)
+    /// CPU cannot run it.
+    pub fn with_backend(key: &[u8], backend: Backend) -> Result<XChaCha20Poly1305> {
+        Ok(XChaCha20Poly1305 {
+            core: Core::new(key, Engine::new(backend))?,
+        })
+    }
+
+    /// The subkey and ChaCha20 nonce for a 24-byte `nonce`.
+    fn derive(&self, nonce: &[u8]) -> Result<(Zeroizing<[u32; 8]>, [u32; 3])> {
+        if nonce.len() != Self::NONCE_LEN {
+            return Err(Error::InvalidNonceLength {
+                expected: "24",
+                got: nonce.len(),
+            });
+        }
+        let subkey = Zeroizing::new(chacha20_soft::hchacha20(
+            &self.core.key,
+            &words(&nonce[..16]),
+        ));
+        let tail: [u32; 2] = words(&nonce[16..]);
+        Ok((subkey, [0, tail[0], tail[1]]))
+    }
+}
+
+impl Aead for XChaCha20Poly1305 {
+    const NONCE_LEN: usize = 24;
+
+    fn algorithm(&self) -> &'static str {
+        "XChaCha20-Poly1305"
+    }
+
+    fn backend(&self) -> Backend {
+        self.core.engine.backend()
+    }
+
+    fn seal_in_place_detached(&self, nonce: &[u8], aad: &[u8], in_out: &mut [u8]) -> Result<Tag> {
+        let (k, n) = self.derive(nonce)?;
+        self.core.seal(&k, &n, aad, None, in_out)
+    }
+
+    fn open_in_place_detached(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        in_out: &mut [u8],
+        tag: &[u8],
+    ) -> Result<()> {
+        let (k, n) = self.derive(nonce)?;
+        self.core.open(&k, &n, aad, None, in_out, tag)
+    }
+
+    fn seal_detached(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        plaintext: &[u8],
+        ciphertext: &mut [u8],
+    ) -> Result<Tag> {
+        same_len(plaintext, ciphertext)?;
+        let (k, n) = self.derive(nonce)?;
+        self.core.seal(&k, &n, aad, Some(plaintext), ciphertext)
+    }
+
+    fn open_detached(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        ciphertext: &[u8],
+        tag: &[u8],
+        plaintext: &mut [u8],
+    ) -> Result<()> {
+        same_len(ciphertext, plaintext)?;
+        let (k, n) = self.derive(nonce)?;
+        self.core
+            .open(&k, &n, aad, Some(ciphertext), plaintext, tag)
+    }
+}
+
+impl fmt::Debug for XChaCha20Poly1305 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("XChaCha20Poly1305")
+            .field("algorithm", &"XChaCha20-Poly1305")
+            .field("backend", &self.backend().name())
+            .finish_non_exhaustive()
+    }
+}
+
+// ---------------------------------------------------------------- primitives
+
+/// Raw ChaCha20 (RFC 8439 §2.4) on the named backend: XORs the keystream
+/// that starts at block `counter` for `key` (32 bytes) and `nonce` (12
+/// bytes) into `data`. An error if the block counter would pass 2^32 - 1.
+/// No authentication: for test vectors and protocols that need the bare
+/// stream cipher.
+pub fn chacha20_xor(
+    backend: Backend,
+    key: &[u8],
+    nonce: &[u8],
+    counter: u32,
+    data: &mut [u8],
+) -> Result<()> {
+    let engine = Engine::new(backend)?;
+    let key = key_words(key)?;
+    let nonce = ChaCha20Poly1305::nonce(nonce)?;
+    let room = ((1u64 << 32) - u64::from(counter)) * 64;
+    if data.len() as u64 > room {
+        return Err(Error::MessageTooLong {
+            what: "plaintext",
+            limit: room,
+        });
+    }
+    let mut state = chacha20_soft::state(&key, counter, &nonce);
+    engine.xor_keystream(&state, InOut::InPlace(data));
+    state.zeroize();
+    Ok(())
+}
+
+/// HChaCha20 (draft-irtf-cfrg-xchacha §2.2): the 32-byte subkey for `key`
+/// (32 bytes) and a 16-byte `input`.
+pub fn hchacha20(key: &[u8], input: &[u8]) -> Result<[u8; 32]> {
+    let key = key_words(key)?;
+    if input.len() != 16 {
+        return Err(Error::InvalidNonceLength {
+            expected: "16",
+            got: input.len(),
+        });
+    }
+    let mut sub = chacha20_soft::hchacha20(&key, &words(input));
+    let mut out = [0u8; 32];
+    for (o, w) in out.chunks_exact_mut(4).zip(&sub) {
+        o.copy_from_slice(&w.to_le_bytes());
+    }
+    sub.zeroize();
+    Ok(out)
+}
+
+/// One-shot Poly1305 (RFC 8439 §2.5) of `msg` under the 32-byte one-time
+/// `key`. Never reuse a key.
+pub fn poly1305(key: &[u8], msg: &[u8]) -> Result<[u8; 16]> {
+    let key: &[u8; 32] = key.try_into().map_err(|_| Error::InvalidKeyLength {
+        expected: "32",
+        got: key.len(),
+    })?;
+    Ok(Poly1305::mac(key, msg))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_shows_no_key_and_lengths_are_checked() {
+        let key = [0x5c; 32];
+        for backend in
+            registry::runnable(Algorithm::ChaCha20Poly1305, crate::cpu::features().unwrap())
+        {
+            let a = ChaCha20Poly1305::with_backend(&key, backend).unwrap();
+            let x = XChaCha20Poly1305::with_backend(&key, backend).unwrap();
+            for text in [format!("{a:?}"), format!("{x:?}")] {
+                assert!(text.contains(backend.name()), "{text}");
+                assert!(!text.contains("92") && !text.contains("5c"), "{text}");
+            }
+        }
+        assert_eq!(
+            ChaCha20Poly1305::new(&[0; 16]).unwrap_err(),
+            Error::InvalidKeyLength {
+                expected: "32",
+                got: 16
+            }
+        );
+        assert!(hchacha20(&[0; 32], &[0; 15]).is_err());
+        assert!(poly1305(&[0; 31], b"").is_err());
+        assert!(chacha20_xor(Backend::Soft, &[0; 32], &[0; 8], 0, &mut []).is_err());
+    }
+
+    #[test]
+    fn length_limit() {
+        assert!(check_len((MAX_PLAINTEXT_LEN) as usize).is_ok());
+        assert_eq!(
+            check_len(MAX_PLAINTEXT_LEN as usize + 1),
+            Err(Error::MessageTooLong {
+                what: "plaintext",
+                limit: MAX_PLAINTEXT_LEN
+            })
+        );
+    }
+}
