@@ -1,28 +1,35 @@
-//! Criterion benchmarks for the AEADs: ChaCha20-Poly1305 seal (in place,
-//! detached tag, fresh nonce per message) at 16, 256, 1024 and 16384 bytes on
-//! every backend this CPU can run, and `ring`'s ChaCha20-Poly1305 in the same
-//! run for comparison. Opt-in: `cargo bench -p hwcrypt-bench --bench aead`.
+//! Criterion benchmarks for the AEADs: ChaCha20-Poly1305 and AES-128/256-GCM
+//! seal (in place, detached tag, fresh nonce per message) at 16, 256, 1024 and
+//! 16384 bytes on every backend this CPU can run, and `ring`'s implementation
+//! of the same algorithm in the same run for comparison. Opt-in: `cargo bench -p hwcrypt-bench --bench aead`.
 //! Throughput is in decimal GB/s, as `openssl speed` reports it.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use hwcrypt::aead::Aead;
 use hwcrypt::chacha20poly1305::ChaCha20Poly1305;
+use hwcrypt::gcm::AesGcm;
 use hwcrypt::registry::{self, Algorithm};
 use hwcrypt::{Backend, cpu};
-use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, Nonce, UnboundKey};
+use ring::aead::{
+    AES_128_GCM, AES_256_GCM, Aad, CHACHA20_POLY1305, LessSafeKey, Nonce, UnboundKey,
+};
 use std::hint::black_box;
 use std::time::Duration;
 
 const SIZES: [usize; 4] = [16, 256, 1024, 16384];
 
-fn backends() -> Vec<Backend> {
+fn backends_of(algorithm: Algorithm) -> Vec<Backend> {
     let features = cpu::features().expect("valid HWCRYPT_CPU");
     for b in Backend::ALL {
-        if let Err(e) = registry::check_with(Algorithm::ChaCha20Poly1305, b, features) {
-            eprintln!("skipped backend {b}: {e}");
+        if let Err(e) = registry::check_with(algorithm, b, features) {
+            eprintln!("skipped backend {b} for {algorithm}: {e}");
         }
     }
-    registry::runnable(Algorithm::ChaCha20Poly1305, features)
+    registry::runnable(algorithm, features)
+}
+
+fn backends() -> Vec<Backend> {
+    backends_of(Algorithm::ChaCha20Poly1305)
 }
 
 fn nonce(i: u64) -> [u8; 12] {
@@ -66,6 +73,43 @@ fn seal(c: &mut Criterion) {
     group.finish();
 }
 
+fn gcm_seal(c: &mut Criterion) {
+    let aad = [0u8; 0];
+    for (bits, ring_alg) in [(128, &AES_128_GCM), (256, &AES_256_GCM)] {
+        let key = vec![0x42u8; bits / 8];
+        let mut group = c.benchmark_group(format!("aes-{bits}-gcm-seal"));
+        for size in SIZES {
+            group.throughput(Throughput::BytesDecimal(size as u64));
+            let mut buf = vec![0u8; size];
+            for backend in backends_of(Algorithm::AesGcm) {
+                let k = AesGcm::with_backend(&key, backend).unwrap();
+                let mut i = 0u64;
+                group.bench_function(BenchmarkId::new(backend.name(), size), |b| {
+                    b.iter(|| {
+                        i += 1;
+                        k.seal_in_place_detached(&nonce(i), &aad, black_box(&mut buf))
+                            .unwrap()
+                    })
+                });
+            }
+            let k = LessSafeKey::new(UnboundKey::new(ring_alg, &key).unwrap());
+            let mut i = 0u64;
+            group.bench_function(BenchmarkId::new("ring", size), |b| {
+                b.iter(|| {
+                    i += 1;
+                    k.seal_in_place_separate_tag(
+                        Nonce::assume_unique_for_key(nonce(i)),
+                        Aad::from(&aad),
+                        black_box(&mut buf[..]),
+                    )
+                    .unwrap()
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
 /// The parts alone, to see where the time goes: raw ChaCha20 per backend
 /// and the (portable, backend-independent) one-shot Poly1305.
 fn parts(c: &mut Criterion) {
@@ -101,6 +145,6 @@ criterion_group! {
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(1))
         .sample_size(20);
-    targets = seal, parts
+    targets = seal, gcm_seal, parts
 }
 criterion_main!(benches);
