@@ -8,6 +8,9 @@
 //! message that did not verify. Separate-buffer and allocating forms
 //! (`ciphertext || tag`) are built on top.
 
+#[cfg(feature = "aead")]
+pub mod rustcrypto;
+
 use crate::Backend;
 use crate::ct;
 use crate::error::{Error, Result};

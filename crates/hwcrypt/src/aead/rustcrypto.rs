@@ -1,0 +1,142 @@
+//! The RustCrypto [`aead`](https://docs.rs/aead) traits for hwcrypt's AEADs
+//! (cargo feature `aead`), so code written against `aes-gcm` or
+//! `chacha20poly1305` switches by changing one `use` line:
+//!
+//! ```
+//! use hwcrypt::aead::rustcrypto::{Aes256Gcm, aead::{Aead, AeadCore, KeyInit}};
+//! let cipher = Aes256Gcm::new(&[7u8; 32].into());
+//! let nonce = [0u8; 12].into();
+//! let ciphertext = cipher.encrypt(&nonce, b"plaintext".as_ref()).unwrap();
+//! assert_eq!(cipher.decrypt(&nonce, ciphertext.as_ref()).unwrap(), b"plaintext");
+//! ```
+//!
+//! Every type picks its backend as hwcrypt's own constructors do.
+//! `KeyInit::new` cannot return an error, so with an invalid `HWCRYPT_CPU`
+//! it panics with the mask error instead of silently ignoring the mask; use
+//! the hwcrypt constructors (`AesGcm::new`, ...) to get a `Result`.
+//! All failures map to the opaque [`aead::Error`]; a failed decryption leaves
+//! the output zeroed, as everywhere in hwcrypt.
+
+pub use aead;
+
+use crate::aead::Aead as HwAead;
+pub use crate::chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
+use crate::gcm::AesGcm;
+use aead::consts::{U12, U16, U24, U32};
+use aead::inout::InOutBuf;
+use aead::{AeadCore, AeadInOut, Key, KeyInit, KeySizeUser, Nonce, Tag, TagPosition};
+
+/// AES-128-GCM with a fixed key size, for [`KeyInit`].
+#[derive(Debug)]
+pub struct Aes128Gcm(AesGcm);
+
+/// AES-256-GCM with a fixed key size, for [`KeyInit`].
+#[derive(Debug)]
+pub struct Aes256Gcm(AesGcm);
+
+impl Aes128Gcm {
+    /// The hwcrypt key inside (backend, explicit IV/tag-length API).
+    pub fn inner(&self) -> &AesGcm {
+        &self.0
+    }
+}
+
+impl Aes256Gcm {
+    /// The hwcrypt key inside (backend, explicit IV/tag-length API).
+    pub fn inner(&self) -> &AesGcm {
+        &self.0
+    }
+}
+
+/// The hwcrypt AEAD behind a RustCrypto-facing type.
+trait Hw {
+    type Aead: HwAead;
+    fn hw(&self) -> &Self::Aead;
+}
+
+impl Hw for Aes128Gcm {
+    type Aead = AesGcm;
+    fn hw(&self) -> &AesGcm {
+        &self.0
+    }
+}
+
+impl Hw for Aes256Gcm {
+    type Aead = AesGcm;
+    fn hw(&self) -> &AesGcm {
+        &self.0
+    }
+}
+
+impl Hw for ChaCha20Poly1305 {
+    type Aead = Self;
+    fn hw(&self) -> &Self {
+        self
+    }
+}
+
+impl Hw for XChaCha20Poly1305 {
+    type Aead = Self;
+    fn hw(&self) -> &Self {
+        self
+    }
+}
+
+/// Implements the RustCrypto traits for `$ty`, built from a key slice by `$new`.
+macro_rules! rustcrypto_aead {
+    ($ty:ty, key: $key:ty, nonce: $nonce:ty, new: $new:expr) => {
+        impl AeadCore for $ty {
+            type NonceSize = $nonce;
+            type TagSize = U16;
+            const TAG_POSITION: TagPosition = TagPosition::Postfix;
+        }
+
+        impl KeySizeUser for $ty {
+            type KeySize = $key;
+        }
+
+        impl KeyInit for $ty {
+            /// Panics only if `HWCRYPT_CPU` is invalid (see the module docs).
+            fn new(key: &Key<Self>) -> Self {
+                match $new(key.as_slice()) {
+                    Ok(cipher) => cipher,
+                    Err(e) => panic!("{e}"),
+                }
+            }
+        }
+
+        impl AeadInOut for $ty {
+            fn encrypt_inout_detached(
+                &self,
+                nonce: &Nonce<Self>,
+                associated_data: &[u8],
+                buffer: InOutBuf<'_, '_, u8>,
+            ) -> aead::Result<Tag<Self>> {
+                let buf = buffer.into_out_with_copied_in();
+                let tag = self
+                    .hw()
+                    .seal_in_place_detached(nonce.as_slice(), associated_data, buf)
+                    .map_err(|_| aead::Error)?;
+                Ok(tag.into())
+            }
+
+            fn decrypt_inout_detached(
+                &self,
+                nonce: &Nonce<Self>,
+                associated_data: &[u8],
+                buffer: InOutBuf<'_, '_, u8>,
+                tag: &Tag<Self>,
+            ) -> aead::Result<()> {
+                let buf = buffer.into_out_with_copied_in();
+                self.hw()
+                    .open_in_place_detached(nonce.as_slice(), associated_data, buf, tag.as_slice())
+                    .map_err(|_| aead::Error)
+            }
+        }
+    };
+}
+
+rustcrypto_aead!(Aes128Gcm, key: U16, nonce: U12, new: |k| AesGcm::new(k).map(Aes128Gcm));
+rustcrypto_aead!(Aes256Gcm, key: U32, nonce: U12, new: |k| AesGcm::new(k).map(Aes256Gcm));
+rustcrypto_aead!(ChaCha20Poly1305, key: U32, nonce: U12, new: ChaCha20Poly1305::new);
+rustcrypto_aead!(XChaCha20Poly1305, key: U32, nonce: U24, new: XChaCha20Poly1305::new);
