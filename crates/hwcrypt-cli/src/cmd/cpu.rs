@@ -155,6 +155,15 @@ fn write_table(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
         None => writeln!(out, "{MASK_ENV_VAR}:  (not set)")?,
     }
     writeln!(out, "Usable:       {}", list(&r.usable))?;
+    // One REQUIRES column width for every table, so they line up.
+    let width = r
+        .algorithms
+        .iter()
+        .flat_map(|a| &a.backends)
+        .map(|b| list(&b.requires).len())
+        .max()
+        .unwrap_or(0)
+        .max("REQUIRES".len());
     for alg in &r.algorithms {
         writeln!(out)?;
         writeln!(
@@ -164,7 +173,7 @@ fn write_table(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
         )?;
         writeln!(
             out,
-            "  {:<12} {:>8}  {:<34} STATUS",
+            "  {:<12} {:>8}  {:<width$}  STATUS",
             "BACKEND", "PRIORITY", "REQUIRES"
         )?;
         for b in &alg.backends {
@@ -175,7 +184,7 @@ fn write_table(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
             };
             writeln!(
                 out,
-                "  {:<12} {:>8}  {:<34} {status}",
+                "  {:<12} {:>8}  {:<width$}  {status}",
                 b.name,
                 b.priority,
                 list(&b.requires)
