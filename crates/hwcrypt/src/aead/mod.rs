@@ -97,7 +97,8 @@ pub trait Aead {
     }
 }
 
-fn same_len(input: &[u8], output: &[u8]) -> Result<()> {
+/// Separate input and output buffers must be the same length.
+pub(crate) fn same_len(input: &[u8], output: &[u8]) -> Result<()> {
     if input.len() == output.len() {
         Ok(())
     } else {

@@ -23,7 +23,7 @@ mod poly1305_soft;
 mod chacha20_avx2;
 
 use crate::Backend;
-use crate::aead::{self, Aead, Tag};
+use crate::aead::{self, Aead, Tag, same_len};
 use crate::error::{Error, Result};
 use crate::inout::InOut;
 use crate::registry::{self, Algorithm};
@@ -173,17 +173,6 @@ fn check_len(len: usize) -> Result<()> {
         })
     } else {
         Ok(())
-    }
-}
-
-fn same_len(input: &[u8], output: &[u8]) -> Result<()> {
-    if input.len() == output.len() {
-        Ok(())
-    } else {
-        Err(Error::LengthMismatch {
-            input: input.len(),
-            output: output.len(),
-        })
     }
 }
 
