@@ -233,6 +233,112 @@ impl Core {
     }
 }
 
+/// The constructors, the [`Aead`] impl and `Debug` of a ChaCha20-Poly1305
+/// flavour, given its `key_and_nonce(&self, nonce)`: the ChaCha20 key and
+/// 96-bit nonce (as words) that one message uses.
+macro_rules! chacha_aead {
+    ($ty:ident, $name:literal, nonce: $nonce_len:literal) => {
+        impl $ty {
+            /// Nonce length in bytes.
+            pub const NONCE_LEN: usize = $nonce_len;
+
+            /// A key (32 bytes) for the best backend this (masked) CPU can run.
+            pub fn new(key: &[u8]) -> Result<$ty> {
+                Ok($ty {
+                    core: Core::new(key, Engine::default())?,
+                })
+            }
+
+            /// A key (32 bytes) for the named backend; an error if this (masked)
+            /// CPU cannot run it.
+            pub fn with_backend(key: &[u8], backend: Backend) -> Result<$ty> {
+                Ok($ty {
+                    core: Core::new(key, Engine::new(backend))?,
+                })
+            }
+
+            fn check_nonce(nonce: &[u8]) -> Result<()> {
+                if nonce.len() == $nonce_len {
+                    Ok(())
+                } else {
+                    Err(Error::InvalidNonceLength {
+                        expected: stringify!($nonce_len),
+                        got: nonce.len(),
+                    })
+                }
+            }
+        }
+
+        impl Aead for $ty {
+            const NONCE_LEN: usize = $nonce_len;
+
+            fn algorithm(&self) -> &'static str {
+                $name
+            }
+
+            fn backend(&self) -> Backend {
+                self.core.engine.backend()
+            }
+
+            fn seal_in_place_detached(
+                &self,
+                nonce: &[u8],
+                aad: &[u8],
+                in_out: &mut [u8],
+            ) -> Result<Tag> {
+                let (k, n) = self.key_and_nonce(nonce)?;
+                self.core.seal(&k, &n, aad, None, in_out)
+            }
+
+            fn open_in_place_detached(
+                &self,
+                nonce: &[u8],
+                aad: &[u8],
+                in_out: &mut [u8],
+                tag: &[u8],
+            ) -> Result<()> {
+                let (k, n) = self.key_and_nonce(nonce)?;
+                self.core.open(&k, &n, aad, None, in_out, tag)
+            }
+
+            fn seal_detached(
+                &self,
+                nonce: &[u8],
+                aad: &[u8],
+                plaintext: &[u8],
+                ciphertext: &mut [u8],
+            ) -> Result<Tag> {
+                same_len(plaintext, ciphertext)?;
+                let (k, n) = self.key_and_nonce(nonce)?;
+                self.core.seal(&k, &n, aad, Some(plaintext), ciphertext)
+            }
+
+            fn open_detached(
+                &self,
+                nonce: &[u8],
+                aad: &[u8],
+                ciphertext: &[u8],
+                tag: &[u8],
+                plaintext: &mut [u8],
+            ) -> Result<()> {
+                same_len(ciphertext, plaintext)?;
+                let (k, n) = self.key_and_nonce(nonce)?;
+                self.core
+                    .open(&k, &n, aad, Some(ciphertext), plaintext, tag)
+            }
+        }
+
+        impl fmt::Debug for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($ty))
+                    .field("algorithm", &$name)
+                    .field("backend", &self.backend().name())
+                    .finish_non_exhaustive()
+            }
+        }
+    };
+}
+
 /// ChaCha20-Poly1305 (RFC 8439): 32-byte key, 12-byte nonce, 16-byte tag.
 /// The key is wiped on drop; `Debug` shows only the algorithm and backend.
 #[derive(Clone)]
@@ -241,98 +347,14 @@ pub struct ChaCha20Poly1305 {
 }
 
 impl ChaCha20Poly1305 {
-    /// Nonce length in bytes.
-    pub const NONCE_LEN: usize = 12;
-
-    /// A key (32 bytes) for the best backend this (masked) CPU can run.
-    pub fn new(key: &[u8]) -> Result<ChaCha20Poly1305> {
-        Ok(ChaCha20Poly1305 {
-            core: Core::new(key, Engine::default())?,
-        })
-    }
-
-    /// A key (32 bytes) for the named backend; an error if this (masked)
-    /// CPU cannot run it.
-    pub fn with_backend(key: &[u8], backend: Backend) -> Result<ChaCha20Poly1305> {
-        Ok(ChaCha20Poly1305 {
-            core: Core::new(key, Engine::new(backend))?,
-        })
-    }
-
-    fn nonce(nonce: &[u8]) -> Result<[u32; 3]> {
-        if nonce.len() != Self::NONCE_LEN {
-            return Err(Error::InvalidNonceLength {
-                expected: "12",
-                got: nonce.len(),
-            });
-        }
-        Ok(words(nonce))
+    /// The key itself and the nonce as words.
+    fn key_and_nonce(&self, nonce: &[u8]) -> Result<(&[u32; 8], [u32; 3])> {
+        Self::check_nonce(nonce)?;
+        Ok((&self.core.key, words(nonce)))
     }
 }
 
-impl Aead for ChaCha20Poly1305 {
-    const NONCE_LEN: usize = 12;
-
-    fn algorithm(&self) -> &'static str {
-        "ChaCha20-Poly1305"
-    }
-
-    fn backend(&self) -> Backend {
-        self.core.engine.backend()
-    }
-
-    fn seal_in_place_detached(&self, nonce: &[u8], aad: &[u8], in_out: &mut [u8]) -> Result<Tag> {
-        let n = Self::nonce(nonce)?;
-        self.core.seal(&self.core.key, &n, aad, None, in_out)
-    }
-
-    fn open_in_place_detached(
-        &self,
-        nonce: &[u8],
-        aad: &[u8],
-        in_out: &mut [u8],
-        tag: &[u8],
-    ) -> Result<()> {
-        let n = Self::nonce(nonce)?;
-        self.core.open(&self.core.key, &n, aad, None, in_out, tag)
-    }
-
-    fn seal_detached(
-        &self,
-        nonce: &[u8],
-        aad: &[u8],
-        plaintext: &[u8],
-        ciphertext: &mut [u8],
-    ) -> Result<Tag> {
-        same_len(plaintext, ciphertext)?;
-        let n = Self::nonce(nonce)?;
-        self.core
-            .seal(&self.core.key, &n, aad, Some(plaintext), ciphertext)
-    }
-
-    fn open_detached(
-        &self,
-        nonce: &[u8],
-        aad: &[u8],
-        ciphertext: &[u8],
-        tag: &[u8],
-        plaintext: &mut [u8],
-    ) -> Result<()> {
-        same_len(ciphertext, plaintext)?;
-        let n = Self::nonce(nonce)?;
-        self.core
-            .open(&self.core.key, &n, aad, Some(ciphertext), plaintext, tag)
-    }
-}
-
-impl fmt::Debug for ChaCha20Poly1305 {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ChaCha20Poly1305")
-            .field("algorithm", &"ChaCha20-Poly1305")
-            .field("backend", &self.backend().name())
-            .finish_non_exhaustive()
-    }
-}
+chacha_aead!(ChaCha20Poly1305, "ChaCha20-Poly1305", nonce: 12);
 
 /// XChaCha20-Poly1305: 32-byte key, 24-byte nonce, 16-byte tag. Each message
 /// uses the subkey HChaCha20(key, nonce[..16]) and the ChaCha20-Poly1305
@@ -344,32 +366,9 @@ pub struct XChaCha20Poly1305 {
 }
 
 impl XChaCha20Poly1305 {
-    /// Nonce length in bytes.
-    pub const NONCE_LEN: usize = 24;
-
-    /// A key (32 bytes) for the best backend this (masked) CPU can run.
-    pub fn new(key: &[u8]) -> Result<XChaCha20Poly1305> {
-        Ok(XChaCha20Poly1305 {
-            core: Core::new(key, Engine::default())?,
-        })
-    }
-
-    /// A key (32 bytes) for the named backend; an error if this (masked)
-    /// CPU cannot run it.
-    pub fn with_backend(key: &[u8], backend: Backend) -> Result<XChaCha20Poly1305> {
-        Ok(XChaCha20Poly1305 {
-            core: Core::new(key, Engine::new(backend))?,
-        })
-    }
-
     /// The subkey and ChaCha20 nonce for a 24-byte `nonce`.
-    fn derive(&self, nonce: &[u8]) -> Result<(Zeroizing<[u32; 8]>, [u32; 3])> {
-        if nonce.len() != Self::NONCE_LEN {
-            return Err(Error::InvalidNonceLength {
-                expected: "24",
-                got: nonce.len(),
-            });
-        }
+    fn key_and_nonce(&self, nonce: &[u8]) -> Result<(Zeroizing<[u32; 8]>, [u32; 3])> {
+        Self::check_nonce(nonce)?;
         let subkey = Zeroizing::new(chacha20_soft::hchacha20(
             &self.core.key,
             &words(&nonce[..16]),
@@ -379,68 +378,7 @@ impl XChaCha20Poly1305 {
     }
 }
 
-impl Aead for XChaCha20Poly1305 {
-    const NONCE_LEN: usize = 24;
-
-    fn algorithm(&self) -> &'static str {
-        "XChaCha20-Poly1305"
-    }
-
-    fn backend(&self) -> Backend {
-        self.core.engine.backend()
-    }
-
-    fn seal_in_place_detached(&self, nonce: &[u8], aad: &[u8], in_out: &mut [u8]) -> Result<Tag> {
-        let (k, n) = self.derive(nonce)?;
-        self.core.seal(&k, &n, aad, None, in_out)
-    }
-
-    fn open_in_place_detached(
-        &self,
-        nonce: &[u8],
-        aad: &[u8],
-        in_out: &mut [u8],
-        tag: &[u8],
-    ) -> Result<()> {
-        let (k, n) = self.derive(nonce)?;
-        self.core.open(&k, &n, aad, None, in_out, tag)
-    }
-
-    fn seal_detached(
-        &self,
-        nonce: &[u8],
-        aad: &[u8],
-        plaintext: &[u8],
-        ciphertext: &mut [u8],
-    ) -> Result<Tag> {
-        same_len(plaintext, ciphertext)?;
-        let (k, n) = self.derive(nonce)?;
-        self.core.seal(&k, &n, aad, Some(plaintext), ciphertext)
-    }
-
-    fn open_detached(
-        &self,
-        nonce: &[u8],
-        aad: &[u8],
-        ciphertext: &[u8],
-        tag: &[u8],
-        plaintext: &mut [u8],
-    ) -> Result<()> {
-        same_len(ciphertext, plaintext)?;
-        let (k, n) = self.derive(nonce)?;
-        self.core
-            .open(&k, &n, aad, Some(ciphertext), plaintext, tag)
-    }
-}
-
-impl fmt::Debug for XChaCha20Poly1305 {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("XChaCha20Poly1305")
-            .field("algorithm", &"XChaCha20-Poly1305")
-            .field("backend", &self.backend().name())
-            .finish_non_exhaustive()
-    }
-}
+chacha_aead!(XChaCha20Poly1305, "XChaCha20-Poly1305", nonce: 24);
 
 // ---------------------------------------------------------------- primitives
 
@@ -458,7 +396,8 @@ pub fn chacha20_xor(
 ) -> Result<()> {
     let engine = Engine::new(backend)?;
     let key = key_words(key)?;
-    let nonce = ChaCha20Poly1305::nonce(nonce)?;
+    ChaCha20Poly1305::check_nonce(nonce)?;
+    let nonce: [u32; 3] = words(nonce);
     let room = ((1u64 << 32) - u64::from(counter)) * 64;
     if data.len() as u64 > room {
         return Err(Error::MessageTooLong {
