@@ -970,11 +970,14 @@ impl Family {
 
 fn main() {
     let args = Arguments::from_args();
-    let backends = common::backends();
+    let backends = common::backends(hwcrypt::registry::Algorithm::Aes);
     let seed = base_seed();
 
     let mut preamble = vec![common::cpu_line()];
-    preamble.extend(common::skip_lines(&backends));
+    preamble.extend(common::skip_lines(
+        hwcrypt::registry::Algorithm::Aes,
+        &backends,
+    ));
     match &seed {
         Ok(s) => preamble.push(format!(
             "differential: base seed {s:#018x} (HWCRYPT_TEST_SEED={s:#018x} repeats this run)"

@@ -112,10 +112,13 @@ fn aes_dir() -> PathBuf {
 
 fn main() {
     let args = Arguments::from_args();
-    let backends = common::backends();
+    let backends = common::backends(hwcrypt::registry::Algorithm::Aes);
 
     let mut preamble = vec![common::cpu_line()];
-    preamble.extend(common::skip_lines(&backends));
+    preamble.extend(common::skip_lines(
+        hwcrypt::registry::Algorithm::Aes,
+        &backends,
+    ));
     for (dir, why) in UNUSED_DIRS {
         let n = std::fs::read_dir(aes_dir().join(dir))
             .map(|d| d.count())

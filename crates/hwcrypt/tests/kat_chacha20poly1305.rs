@@ -20,7 +20,7 @@ mod common;
 use common::first_difference;
 use hwcrypt::aead::Aead;
 use hwcrypt::chacha20poly1305::{self as cp, ChaCha20Poly1305, XChaCha20Poly1305};
-use hwcrypt::registry::{self, Algorithm};
+use hwcrypt::registry::Algorithm;
 use hwcrypt::{Backend, Error};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::collections::BTreeSet;
@@ -512,17 +512,10 @@ fn parser_self_test() -> Result<(), String> {
 
 fn main() {
     let args = Arguments::from_args();
-    let backends: Vec<(Backend, Result<(), Error>)> = Backend::ALL
-        .into_iter()
-        .map(|b| (b, registry::check(Algorithm::ChaCha20Poly1305, b)))
-        .collect();
+    let backends = common::backends(Algorithm::ChaCha20Poly1305);
 
     let mut preamble = vec![common::cpu_line()];
-    for (b, r) in &backends {
-        if let Err(e) = r {
-            preamble.push(format!("skipped backend {b} for chacha20-poly1305: {e}"));
-        }
-    }
+    preamble.extend(common::skip_lines(Algorithm::ChaCha20Poly1305, &backends));
     common::announce(&preamble, args.list);
 
     let mut trials = vec![

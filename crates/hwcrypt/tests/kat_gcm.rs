@@ -13,7 +13,7 @@ mod common;
 use common::{first_difference, to_hex, unhex};
 use hwcrypt::aead::Aead;
 use hwcrypt::gcm::AesGcm;
-use hwcrypt::registry::{self, Algorithm};
+use hwcrypt::registry::Algorithm;
 use hwcrypt::{Backend, Error};
 use libtest_mimic::{Arguments, Failed, Trial};
 use rand::{Rng, SeedableRng, rngs::StdRng};
@@ -458,16 +458,9 @@ fn parser_self_test() -> Result<(), String> {
 
 fn main() {
     let args = Arguments::from_args();
-    let backends: Vec<(Backend, Result<(), Error>)> = Backend::ALL
-        .into_iter()
-        .map(|b| (b, registry::check(Algorithm::AesGcm, b)))
-        .collect();
+    let backends = common::backends(Algorithm::AesGcm);
     let mut preamble = vec![common::cpu_line()];
-    for (b, r) in &backends {
-        if let Err(e) = r {
-            preamble.push(format!("skipped backend {b} for aes-gcm: {e}"));
-        }
-    }
+    preamble.extend(common::skip_lines(Algorithm::AesGcm, &backends));
     common::announce(&preamble, args.list);
 
     let mut trials = vec![Trial::test("harness::parser_is_strict", || {

@@ -18,23 +18,23 @@ pub fn vectors_dir() -> PathBuf {
 }
 
 /// Every backend hwcrypt knows (implemented or not), with whether this
-/// (masked) CPU can run it for AES and, if not, why.
-pub fn backends() -> Vec<(Backend, Result<(), Error>)> {
+/// (masked) CPU can run it for `algorithm` and, if not, why.
+pub fn backends(algorithm: Algorithm) -> Vec<(Backend, Result<(), Error>)> {
     Backend::ALL
         .into_iter()
-        .map(|b| (b, registry::check(Algorithm::Aes, b)))
+        .map(|b| (b, registry::check(algorithm, b)))
         .collect()
 }
 
-/// The lines announcing every backend that cannot run here and why, one per
-/// skipped backend, e.g. `skipped backend vaes-avx2 for aes: backend ...`.
-pub fn skip_lines(backends: &[(Backend, Result<(), Error>)]) -> Vec<String> {
+/// The lines announcing every backend that cannot run `algorithm` here and
+/// why, e.g. `skipped backend vaes-avx2 for aes: backend ...`.
+pub fn skip_lines(algorithm: Algorithm, backends: &[(Backend, Result<(), Error>)]) -> Vec<String> {
     backends
         .iter()
         .filter_map(|(b, r)| {
             r.as_ref()
                 .err()
-                .map(|e| format!("skipped backend {b} for aes: {e}"))
+                .map(|e| format!("skipped backend {b} for {algorithm}: {e}"))
         })
         .collect()
 }
