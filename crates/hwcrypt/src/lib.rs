@@ -29,6 +29,7 @@ pub mod error;
 pub mod gcm;
 mod inout;
 pub mod modes;
+pub mod prefs;
 pub mod registry;
 
 pub use backend::Backend;
