@@ -20,12 +20,16 @@ enum Command {
     /// Show the CPU, its features (before and after the HWCRYPT_CPU mask) and
     /// the backend each algorithm uses.
     Cpu(cmd::cpu::Args),
+    /// Recommend cipher orders for OpenSSH, OpenSSL, nginx, BoringSSL and Go
+    /// from this machine's AES hardware (or a quick measurement).
+    Prefs(cmd::prefs::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Cpu(args) => cmd::cpu::run(&args),
+        Command::Prefs(args) => cmd::prefs::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,2 +1,3 @@
 //! One module per subcommand: each turns its flags into library calls.
 pub mod cpu;
+pub mod prefs;

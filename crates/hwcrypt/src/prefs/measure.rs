@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 pub const SIZES: [usize; 2] = [1420, 16 * 1024];
 
 /// Rounds over all cells; the best batch of each cell counts.
-pub const ROUNDS: usize = 5;
+pub const ROUNDS: usize = 7;
 
 /// Target length of one timed batch.
 pub const BATCH: Duration = Duration::from_millis(2);

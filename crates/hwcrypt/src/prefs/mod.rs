@@ -476,16 +476,15 @@ pub fn recommend_with(
         .collect();
     let mut tls12 = Vec::new();
     for &c in &aead_order {
-        for (auth, note) in [
-            (Auth::Ecdsa, "ECDSA certificate"),
-            (Auth::Rsa, "RSA certificate"),
-        ] {
-            if let Some(name) = c.tls12(auth) {
-                tls12.push(Choice {
-                    name,
-                    reason: format!("{note}; {}", why(c)),
-                });
-            }
+        if let (Some(ecdsa), Some(rsa)) = (c.tls12(Auth::Ecdsa), c.tls12(Auth::Rsa)) {
+            tls12.push(Choice {
+                name: ecdsa,
+                reason: format!("ECDSA certificate; {}", why(c)),
+            });
+            tls12.push(Choice {
+                name: rsa,
+                reason: "RSA certificate; the same cipher as the line above".to_string(),
+            });
         }
     }
 
@@ -582,21 +581,31 @@ fn measured_order(aes_hardware: bool, ms: &[Measurement]) -> (Vec<Cipher>, Vec<C
 fn rule_reason(c: Cipher, aes: &AesHardware) -> String {
     let hw = aes.arch.instructions();
     match (c, aes.present) {
-        (Cipher::Aes128Gcm, true) => format!(
-            "AES-GCM on {hw}: AES and GHASH in hardware, one pass; the fastest AEAD here, and a 128-bit key is ample"
-        ),
-        (Cipher::Aes256Gcm, true) => "the same hardware path with 14 rounds instead of 10 (roughly 30% slower); for peers that insist on 256-bit keys".to_string(),
-        (Cipher::ChaCha20Poly1305, true) => "for peers without AES hardware (phones, small ARM boards), where it is several times faster than AES-GCM".to_string(),
+        (Cipher::Aes128Gcm, true) => {
+            format!("{hw}: AES and GHASH in hardware, one pass; the fastest AEAD here")
+        }
+        (Cipher::Aes256Gcm, true) => {
+            "the same hardware path, 14 rounds instead of 10 (~30% slower); for peers that want AES-256"
+                .to_string()
+        }
+        (Cipher::ChaCha20Poly1305, true) => {
+            "for peers without AES hardware (phones, small ARM): several times faster there"
+                .to_string()
+        }
         (Cipher::ChaCha20Poly1305, false) => format!(
-            "no AES hardware here ({}): several times faster than AES-GCM in software, and constant time without tables",
+            "no AES hardware ({}): several times faster than software AES-GCM, constant time",
             aes.reason
         ),
-        (Cipher::Aes128Gcm, false) => "AES-GCM in software here: slow (and only constant time in bitsliced code); kept for peers that offer nothing else".to_string(),
-        (Cipher::Aes256Gcm, false) => "as AES-128-GCM, with 14 rounds instead of 10; for peers that insist on 256-bit keys".to_string(),
-        (ctr, present) => format!(
-            "{}-bit AES-CTR{}, for peers without the AEAD modes: needs a separate MAC (pick an -etm one), two passes instead of one",
-            ctr.aes_bits(),
-            if present { " on AES hardware" } else { " in software" }
+        (Cipher::Aes128Gcm, false) => {
+            "AES-GCM without full hardware support here: slow; for peers that offer nothing else"
+                .to_string()
+        }
+        (Cipher::Aes256Gcm, false) => {
+            "as AES-128-GCM, 14 rounds instead of 10; for peers that want AES-256".to_string()
+        }
+        (ctr, _) => format!(
+            "{}-bit AES-CTR for peers without the AEAD modes: a separate MAC pass (use an -etm MAC)",
+            ctr.aes_bits()
         ),
     }
 }
