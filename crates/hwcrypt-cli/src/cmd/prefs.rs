@@ -209,6 +209,24 @@ pub fn run(args: &Args) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Splits `text` at spaces into lines of at most `width` characters (longer
+/// words stay whole).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split_whitespace() {
+        let line = lines.last_mut().expect("never empty");
+        if !line.is_empty() && line.len() + 1 + word.len() > width {
+            lines.push(word.to_string());
+        } else {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+    }
+    lines
+}
+
 fn write_list(out: &mut impl Write, list: &[Choice]) -> std::io::Result<()> {
     let width = list.iter().map(|c| c.name.len()).max().unwrap_or(0);
     for (i, c) in list.iter().enumerate() {
@@ -318,7 +336,9 @@ fn write_human(out: &mut impl Write, r: &Recommendation) -> std::io::Result<()> 
             "not needed"
         }
     )?;
-    writeln!(out, "  {}", r.server.reason)?;
+    for line in wrap(&r.server.reason, 96) {
+        writeln!(out, "  {line}")?;
+    }
 
     writeln!(out)?;
     writeln!(

@@ -585,7 +585,7 @@ fn rule_reason(c: Cipher, aes: &AesHardware) -> String {
             format!("{hw}: AES and GHASH in hardware, one pass; the fastest AEAD here")
         }
         (Cipher::Aes256Gcm, true) => {
-            "the same hardware path, 14 rounds instead of 10 (~30% slower); for peers that want AES-256"
+            "the same hardware path, 14 rounds instead of 10 (up to 40% slower); for peers that want AES-256"
                 .to_string()
         }
         (Cipher::ChaCha20Poly1305, true) => {
@@ -648,9 +648,9 @@ fn server_advice(chacha_first: bool, aes: &AesHardware, measured: bool) -> Serve
             server_preference: true,
             prioritize_chacha: false,
             reason: format!(
-                "ChaCha20-Poly1305 comes first ({basis}), so with server preference every client that offers it gets it, \
-                 sparing this server software AES; PrioritizeChaCha would change nothing (harmless if the config is shared \
-                 with AES-hardware servers)"
+                "ChaCha20-Poly1305 comes first ({basis}): with server preference every client that \
+                 offers it gets it, sparing this server software AES; PrioritizeChaCha would change \
+                 nothing (harmless in a config shared with AES-hardware servers)"
             ),
         }
     } else {
@@ -658,9 +658,10 @@ fn server_advice(chacha_first: bool, aes: &AesHardware, measured: bool) -> Serve
             server_preference: true,
             prioritize_chacha: true,
             reason: format!(
-                "AES-GCM comes first ({basis}), but a client that lists ChaCha20 first does so because it lacks AES hardware \
-                 (phones, small ARM): forcing AES-GCM on it costs it several times more than ChaCha20 costs this server, \
-                 so serve ChaCha20 to those clients and this server's order to everyone else"
+                "AES-GCM comes first ({basis}), but a client that lists ChaCha20 first does so \
+                 because it lacks AES hardware (phones, small ARM): AES-GCM would cost it several \
+                 times what ChaCha20 costs this server, so serve those clients ChaCha20 and everyone \
+                 else this server's order"
             ),
         }
     }
