@@ -3,7 +3,7 @@
 
 use crate::error::CliError;
 use hwcrypt::cpu::MASK_ENV_VAR;
-use hwcrypt::prefs::{self, Choice, Options, Recommendation, SIZES};
+use hwcrypt::prefs::{self, Choice, Cipher, Options, Recommendation, SIZES};
 use serde::Serialize;
 use std::io::Write;
 
@@ -86,6 +86,7 @@ struct OpenSsh<'a> {
     ciphers: String,
     choices: Vec<ChoiceReport<'a>>,
     warning: Option<&'static str>,
+    note: &'static str,
     client_config: String,
     sshd_config: String,
 }
@@ -155,6 +156,7 @@ fn report(r: &Recommendation) -> Report<'_> {
             ciphers: r.openssh_ciphers(),
             choices: choices(&r.openssh),
             warning: r.openssh_warning,
+            note: prefs::SSH_TERRAPIN_NOTE,
             client_config: r.ssh_client_config(),
             sshd_config: r.sshd_config(),
         },
@@ -293,6 +295,14 @@ fn write_human(out: &mut impl Write, r: &Recommendation) -> std::io::Result<()> 
         }
     }
 
+    let chacha_first = r.aead_order[0] == Cipher::ChaCha20Poly1305;
+    if r.calibration.is_some() && chacha_first == r.aes_hardware.present {
+        writeln!(
+            out,
+            "Note:          the measurement disagrees with the AES-hardware rule; the order follows it"
+        )?;
+    }
+
     writeln!(out)?;
     writeln!(
         out,
@@ -301,6 +311,9 @@ fn write_human(out: &mut impl Write, r: &Recommendation) -> std::io::Result<()> 
     write_list(out, &r.openssh)?;
     if let Some(w) = r.openssh_warning {
         writeln!(out, "  WARNING: {w}")?;
+    }
+    for line in wrap(&format!("Note: {}.", prefs::SSH_TERRAPIN_NOTE), 96) {
+        writeln!(out, "  {line}")?;
     }
     writeln!(
         out,

@@ -338,6 +338,13 @@ pub const SSH_LEGACY_WARNING: &str = "legacy CBC ciphers enabled: SSH in CBC mod
      plaintext-recovery attacks and, with -etm MACs, Terrapin (CVE-2023-48795); keep them only \
      while a peer that cannot do better still needs them";
 
+/// What the OpenSSH snippets say about chacha20-poly1305@openssh.com and
+/// Terrapin: the prefix-truncation attack needs a peer without strict key
+/// exchange; AES-GCM is not affected.
+pub const SSH_TERRAPIN_NOTE: &str = "chacha20-poly1305@openssh.com resists Terrapin \
+     (CVE-2023-48795) only when both ends use strict key exchange (OpenSSH 9.6+ or a patched \
+     build); the GCM ciphers are not affected";
+
 /// One entry of an ordered list, with why it is there.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Choice {
@@ -667,6 +674,24 @@ fn server_advice(chacha_first: bool, aes: &AesHardware, measured: bool) -> Serve
     }
 }
 
+/// `text` as `#` comment lines of at most about 80 characters.
+fn comment(text: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::from("#");
+    for word in text.split_whitespace() {
+        if line.len() > 1 && line.len() + 1 + word.len() > 80 {
+            out.push_str(&line);
+            out.push('\n');
+            line = String::from("#");
+        }
+        line.push(' ');
+        line.push_str(word);
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
 fn names(list: &[Choice]) -> impl Iterator<Item = &'static str> + '_ {
     list.iter().map(|c| c.name)
 }
@@ -701,7 +726,7 @@ impl Recommendation {
 
     fn legacy_comment(&self) -> String {
         match self.openssh_warning {
-            Some(w) => format!("# WARNING: {w}\n"),
+            Some(w) => comment(&format!("WARNING: {w}")),
             None => String::new(),
         }
     }
@@ -725,7 +750,8 @@ impl Recommendation {
              # sshd_config.d/ includes). The client's order picks the cipher; this list\n\
              # only allows, so keep ChaCha20-Poly1305 in it for clients without AES\n\
              # hardware. Check with `sshd -t`, then reload sshd.\n\
-             {}Ciphers {}\n",
+             {}{}Ciphers {}\n",
+            comment(&format!("Note: {SSH_TERRAPIN_NOTE}.")),
             self.legacy_comment(),
             self.openssh_ciphers()
         )
