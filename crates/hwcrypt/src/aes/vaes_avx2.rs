@@ -14,7 +14,7 @@
 
 use super::aesni;
 use super::{AesKernels, Block, CounterWidth};
-use crate::cpu::{self, Features};
+use crate::cpu::{self, Feature, Features};
 use crate::inout::InOut;
 use crate::registry::VAES_AVX2_FEATURES;
 use core::arch::x86_64::*;
@@ -62,6 +62,8 @@ pub(crate) struct Key {
     enc: WideKeys,
     /// Decryption round keys (equivalent inverse cipher), broadcast.
     dec: WideKeys,
+    /// VPCLMULQDQ was detected: the XTS kernels reduce tweaks with it.
+    clmul: bool,
 }
 
 impl Key {
@@ -74,7 +76,13 @@ impl Key {
         let narrow = aesni::Key::new(key)?;
         let enc = WideKeys::broadcast(narrow.encryption_round_keys());
         let dec = WideKeys::broadcast(narrow.decryption_round_keys());
-        Some(Key { narrow, enc, dec })
+        let clmul = cpu::detected().contains(Features::of(&[Feature::Vpclmulqdq]));
+        Some(Key {
+            narrow,
+            enc,
+            dec,
+            clmul,
+        })
     }
 
     /// Re-expands in place for `key` (16, 24 or 32 bytes, checked by the caller).
@@ -456,6 +464,133 @@ fn ctr<const R: usize, const LOW32: bool>(keys: &WideKeys, counter: &Block, mut 
     ladder!(io.len() / 16, chunk, single);
 }
 
+// ---------------------------------------------------------------------------
+// XTS. A tweak is a little-endian 128-bit integer, which is what a 128-bit
+// lane holds after a plain load, so multiplying by x^k is a 128-bit left
+// shift by k plus the reduction of the k bits shifted out: for c < 2^16,
+// c * (x^7 + x^2 + x + 1) = c ^ c << 1 ^ c << 2 ^ c << 7, four 64-bit shifts
+// that cannot overflow. Register j of the 8 holds the tweaks of blocks 2j
+// and 2j + 1 of the iteration; the next iteration's are these times x^16,
+// a 2-byte lane shift (`vpslldq`) plus that reduction: no carry-less
+// multiply needed, and the work is independent of the AES rounds it runs
+// beside.
+// ---------------------------------------------------------------------------
+
+/// `c * 0x87` for `c` < 2^16 in the low 64 bits of each lane (the high 64
+/// bits zero): the reduction of the bits shifted out of a tweak.
+#[inline]
+#[target_feature(enable = "avx2,vaes,aes")]
+fn xts_reduce(c: __m256i) -> __m256i {
+    let a = _mm256_xor_si256(c, _mm256_slli_epi64::<1>(c));
+    let b = _mm256_xor_si256(_mm256_slli_epi64::<2>(c), _mm256_slli_epi64::<7>(c));
+    _mm256_xor_si256(a, b)
+}
+
+/// Each lane's tweak times x^k, 0 <= k <= 16 (shift counts in registers:
+/// used once per call, to lay out the first tweaks).
+#[inline]
+#[target_feature(enable = "avx2,vaes,aes")]
+fn xts_mul_xk(x: __m256i, k: i64) -> __m256i {
+    let (left, right) = (_mm_cvtsi64_si128(k), _mm_cvtsi64_si128(64 - k));
+    let shifted = _mm256_or_si256(
+        _mm256_sll_epi64(x, left),
+        _mm256_srl_epi64(_mm256_slli_si256::<8>(x), right),
+    );
+    let carry = _mm256_srl_epi64(_mm256_srli_si256::<8>(x), right);
+    _mm256_xor_si256(shifted, xts_reduce(carry))
+}
+
+/// Each lane's tweak times x^16: shift the lane left by two bytes, reduce
+/// the two bytes that fell out.
+#[inline]
+#[target_feature(enable = "avx2,vaes,aes")]
+fn xts_mul_x16(x: __m256i) -> __m256i {
+    _mm256_xor_si256(
+        _mm256_slli_si256::<2>(x),
+        xts_reduce(_mm256_srli_si256::<14>(x)),
+    )
+}
+
+/// [`xts_mul_x16`] with the reduction as one carry-less multiply.
+#[inline]
+#[target_feature(enable = "avx2,vaes,aes,vpclmulqdq")]
+fn xts_mul_x16_clmul(x: __m256i) -> __m256i {
+    let poly = _mm256_set1_epi64x(0x87);
+    _mm256_xor_si256(
+        _mm256_slli_si256::<2>(x),
+        _mm256_clmulepi64_epi128::<0x00>(_mm256_srli_si256::<14>(x), poly),
+    )
+}
+
+/// Defines an XTS kernel `$name::<R, DEC>(keys, tweak, io)` compiled for
+/// `$features`, advancing the tweaks with `$advance` (times x^16): over the
+/// whole blocks of `io` with the data key's schedule `keys` (encryption, or
+/// with `DEC` the equivalent inverse cipher's), block i is
+/// `cipher(in_i ^ T_i) ^ T_i`, the first XOR done on the data, the second
+/// folded into the last round's key. `tweak` is T_0 on entry and the tweak
+/// after the last block on return.
+macro_rules! xts_kernel {
+    ($name:ident, $features:literal, $advance:ident) => {
+        #[target_feature(enable = $features)]
+        fn $name<const R: usize, const DEC: bool>(
+            keys: &WideKeys,
+            tweak: &mut Block,
+            mut io: InOut<'_>,
+        ) {
+            let src = io.src_ptr();
+            let dst = io.dst_ptr();
+            // SAFETY: `tweak` is 16 readable bytes.
+            let t0 = _mm256_broadcastsi128_si256(unsafe { load1(tweak.as_ptr()) });
+            // (T_0, T_1), then register j = (T_2j, T_2j+1) = that times x^2j.
+            let pair = _mm256_blend_epi32::<0xf0>(t0, xts_mul_xk(t0, 1));
+            let mut tw: [__m256i; 8] = core::array::from_fn(|j| xts_mul_xk(pair, 2 * j as i64));
+            macro_rules! chunk {
+                ($n:literal, $at:expr) => {{
+                    // SAFETY: the ladder keeps `$at + 32 * $n <= io.len()`; all
+                    // loads precede the stores (in place, src == dst).
+                    unsafe {
+                        let d = load_n::<$n>(src.add($at));
+                        let x: [__m256i; $n] =
+                            core::array::from_fn(|j| _mm256_xor_si256(d[j], tw[j]));
+                        let fold: [__m256i; $n] = core::array::from_fn(|j| tw[j]);
+                        store_n::<$n>(dst.add($at), cipher::<$n, R, DEC>(keys, x, fold));
+                    }
+                    if $n == 8 {
+                        for t in &mut tw {
+                            *t = $advance(*t);
+                        }
+                    } else {
+                        // A tail chunk: the remaining tweaks move down (the
+                        // tail chunks use at most 4 + 2 + 1 registers in all).
+                        tw = core::array::from_fn(|j| tw[(j + $n).min(7)]);
+                    }
+                }};
+            }
+            macro_rules! single {
+                ($at:expr) => {{
+                    let t = _mm256_castsi256_si128(tw[0]);
+                    // SAFETY: `$at + 16 == io.len()`; the load precedes the store.
+                    unsafe {
+                        let x = _mm_xor_si128(load1(src.add($at)), t);
+                        store1(dst.add($at), cipher1::<R, DEC>(keys, x, t));
+                    }
+                    tw[0] = _mm256_permute2x128_si256::<0x11>(tw[0], tw[0]);
+                }};
+            }
+            ladder!(io.len() / 16, chunk, single);
+            // SAFETY: `tweak` is 16 writable bytes.
+            unsafe { store1(tweak.as_mut_ptr(), _mm256_castsi256_si128(tw[0])) };
+        }
+    };
+}
+
+// Measured on Zen 5 (AES-128-XTS, 16 KiB): the carry-less multiply for the
+// reduction gives ~18.6 GB/s, the shift-only reduction ~16 GB/s (its five
+// shifts per register compete with the AES instructions for ports). The
+// shift-only kernel serves a CPU with VAES but without VPCLMULQDQ.
+xts_kernel!(xts_clmul, "avx2,vaes,aes,vpclmulqdq", xts_mul_x16_clmul);
+xts_kernel!(xts_shift, "avx2,vaes,aes", xts_mul_x16);
+
 /// Calls `$f::<R, ..>(args)` with `R` the key's round count, inside an unsafe
 /// block justified by the `Key`'s existence.
 macro_rules! by_rounds {
@@ -464,6 +599,25 @@ macro_rules! by_rounds {
         // SAFETY: a `Key` exists only after every feature in
         // `VAES_AVX2_FEATURES` (AES, SSSE3, AVX, AVX2, VAES) was detected,
         // which covers the kernels' `avx2,vaes,aes`.
+        unsafe {
+            match rounds {
+                10 => $f::<10 $(, $c)*>($($arg),*),
+                12 => $f::<12 $(, $c)*>($($arg),*),
+                _ => $f::<14 $(, $c)*>($($arg),*),
+            }
+        }
+    }};
+}
+
+/// [`by_rounds!`] for a kernel that also needs VPCLMULQDQ: only called when
+/// `Key::clmul` is set.
+macro_rules! by_rounds_clmul {
+    ($key:expr, $f:ident :: <_ $(, $c:tt)*> ($($arg:expr),* $(,)?)) => {{
+        let rounds = $key.narrow.rounds();
+        // SAFETY: a `Key` exists only after every feature in
+        // `VAES_AVX2_FEATURES` was detected, and `clmul` (checked by the
+        // caller) is set only if VPCLMULQDQ was detected too: together they
+        // cover the kernel's `avx2,vaes,aes,vpclmulqdq`.
         unsafe {
             match rounds {
                 10 => $f::<10 $(, $c)*>($($arg),*),
@@ -501,6 +655,20 @@ impl AesKernels for Key {
     }
     fn ofb(&self, register: &mut Block, io: InOut<'_>) {
         self.narrow.ofb(register, io);
+    }
+    fn xts_encrypt(&self, tweak: &mut Block, io: InOut<'_>) {
+        if self.clmul {
+            by_rounds_clmul!(self, xts_clmul::<_, false>(&self.enc, tweak, io));
+        } else {
+            by_rounds!(self, xts_shift::<_, false>(&self.enc, tweak, io));
+        }
+    }
+    fn xts_decrypt(&self, tweak: &mut Block, io: InOut<'_>) {
+        if self.clmul {
+            by_rounds_clmul!(self, xts_clmul::<_, true>(&self.dec, tweak, io));
+        } else {
+            by_rounds!(self, xts_shift::<_, true>(&self.dec, tweak, io));
+        }
     }
     fn ctr(&self, counter: &mut Block, width: CounterWidth, mut io: InOut<'_>) {
         let blocks = io.len() / 16;
