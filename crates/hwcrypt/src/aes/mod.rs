@@ -153,7 +153,12 @@ pub(crate) fn xts_mul_x(t: u128) -> u128 {
 /// XTS over whole blocks from single-key ECB calls: XOR the tweaks in, ECB
 /// a batch of up to 32 blocks, XOR them out. Constant time if the ECB
 /// kernel is.
-fn xts_generic<K: AesKernels + ?Sized>(k: &K, tweak: &mut Block, io: InOut<'_>, decrypt: bool) {
+pub(crate) fn xts_generic<K: AesKernels + ?Sized>(
+    k: &K,
+    tweak: &mut Block,
+    io: InOut<'_>,
+    decrypt: bool,
+) {
     use zeroize::Zeroize;
     const BATCH: usize = 32 * BLOCK_SIZE;
     let mut t = u128::from_le_bytes(*tweak);
