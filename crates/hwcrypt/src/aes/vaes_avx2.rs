@@ -486,20 +486,6 @@ fn xts_reduce(c: __m256i) -> __m256i {
     _mm256_xor_si256(a, b)
 }
 
-/// Each lane's tweak times x^k, 0 <= k <= 16 (shift counts in registers:
-/// used once per call, to lay out the first tweaks).
-#[inline]
-#[target_feature(enable = "avx2,vaes,aes")]
-fn xts_mul_xk(x: __m256i, k: i64) -> __m256i {
-    let (left, right) = (_mm_cvtsi64_si128(k), _mm_cvtsi64_si128(64 - k));
-    let shifted = _mm256_or_si256(
-        _mm256_sll_epi64(x, left),
-        _mm256_srl_epi64(_mm256_slli_si256::<8>(x), right),
-    );
-    let carry = _mm256_srl_epi64(_mm256_srli_si256::<8>(x), right);
-    _mm256_xor_si256(shifted, xts_reduce(carry))
-}
-
 /// Each lane's tweak times x^16: shift the lane left by two bytes, reduce
 /// the two bytes that fell out.
 #[inline]
@@ -522,28 +508,128 @@ fn xts_mul_x16_clmul(x: __m256i) -> __m256i {
     )
 }
 
-/// Defines an XTS kernel `$name::<R, DEC>(keys, tweak, io)` compiled for
+/// Eight tweak registers (or last-round keys) on the stack, aligned.
+#[repr(C, align(32))]
+struct XtsTweaks([__m256i; 8]);
+
+/// Register j = (T_0 x^2j, T_0 x^(2j+1)), j = 0..8: the tweaks of the first
+/// 16 blocks, each computed from T_0 directly (per-lane shift counts), so
+/// the first AES rounds wait for one short dependency chain only.
+#[inline]
+#[target_feature(enable = "avx2,vaes,aes")]
+fn xts_first_tweaks(t0: __m128i) -> [__m256i; 8] {
+    let b = _mm256_broadcastsi128_si256(t0);
+    // Per qword: the low qword moved up (its top bits carry into the high
+    // qword), and the high qword moved down (its top bits are reduced).
+    let low_up = _mm256_slli_si256::<8>(b);
+    let high_down = _mm256_srli_si256::<8>(b);
+    // Written out with literal shift counts: as a closure over `j`, LLVM
+    // kept a loop that built the counts at run time and went through the stack.
+    macro_rules! reg {
+        ($k:literal) => {{
+            let left = _mm256_setr_epi64x($k, $k, $k + 1, $k + 1);
+            let right = _mm256_setr_epi64x(64 - $k, 64 - $k, 63 - $k, 63 - $k);
+            let shifted =
+                _mm256_or_si256(_mm256_sllv_epi64(b, left), _mm256_srlv_epi64(low_up, right));
+            let carry = _mm256_srlv_epi64(high_down, right);
+            _mm256_xor_si256(shifted, xts_reduce(carry))
+        }};
+    }
+    [
+        reg!(0),
+        reg!(2),
+        reg!(4),
+        reg!(6),
+        reg!(8),
+        reg!(10),
+        reg!(12),
+        reg!(14),
+    ]
+}
+
+/// Defines an XTS kernel `$name::<R, DEC>(keys, tweak_key, tweak, io)` compiled for
 /// `$features`, advancing the tweaks with `$advance` (times x^16): over the
 /// whole blocks of `io` with the data key's schedule `keys` (encryption, or
 /// with `DEC` the equivalent inverse cipher's), block i is
 /// `cipher(in_i ^ T_i) ^ T_i`, the first XOR done on the data, the second
-/// folded into the last round's key. `tweak` is T_0 on entry and the tweak
-/// after the last block on return.
+/// folded into the last round's key. `tweak` is T_0 on entry (or, with
+/// `tweak_key`, the tweak before its encryption with that schedule) and the
+/// tweak after the last block on return.
 macro_rules! xts_kernel {
     ($name:ident, $features:literal, $advance:ident) => {
         #[target_feature(enable = $features)]
         fn $name<const R: usize, const DEC: bool>(
             keys: &WideKeys,
+            tweak_key: Option<&WideKeys>,
             tweak: &mut Block,
             mut io: InOut<'_>,
         ) {
             let src = io.src_ptr();
             let dst = io.dst_ptr();
             // SAFETY: `tweak` is 16 readable bytes.
-            let t0 = _mm256_broadcastsi128_si256(unsafe { load1(tweak.as_ptr()) });
-            // (T_0, T_1), then register j = (T_2j, T_2j+1) = that times x^2j.
-            let pair = _mm256_blend_epi32::<0xf0>(t0, xts_mul_xk(t0, 1));
-            let mut tw: [__m256i; 8] = core::array::from_fn(|j| xts_mul_xk(pair, 2 * j as i64));
+            let mut t0 = unsafe { load1(tweak.as_ptr()) };
+            if let Some(k2) = tweak_key {
+                t0 = cipher1::<R, false>(k2, t0, _mm_setzero_si128());
+            }
+            // The main loop keeps the eight tweak registers, and each
+            // block pair's last-round key (k_R ^ tweak), in memory: loaded
+            // as operands where needed (the load ports are idle), so the
+            // rounds have the eight states, a round key and spare registers
+            // and nothing spills mid-round. Volatile, or LLVM would keep
+            // them in registers and spill the states instead.
+            let mut tweaks = XtsTweaks([_mm256_setzero_si256(); 8]);
+            let mut last_keys = XtsTweaks([_mm256_setzero_si256(); 8]);
+            let first = xts_first_tweaks(t0);
+            for (slot, t) in tweaks.0.iter_mut().zip(first) {
+                // SAFETY: a 32-byte aligned slot of a local array.
+                unsafe { core::ptr::write_volatile(slot, t) };
+            }
+            let blocks = io.len() / 16;
+            let mut done = 0;
+            while blocks - done >= 16 {
+                let k0 = wide_key(keys, 0);
+                let kr = wide_key(keys, R);
+                // SAFETY: `done + 16 <= blocks`, so the 512 bytes at
+                // `16 * done` are in bounds; all loads of the chunk precede
+                // its stores (in place, src == dst); the volatile accesses
+                // are to aligned slots of local arrays.
+                unsafe {
+                    let d = load_n::<8>(src.add(16 * done));
+                    let mut x = [_mm256_setzero_si256(); 8];
+                    for j in 0..8 {
+                        let t = core::ptr::read_volatile(&tweaks.0[j]);
+                        x[j] = _mm256_xor_si256(_mm256_xor_si256(d[j], t), k0);
+                        core::ptr::write_volatile(&mut last_keys.0[j], _mm256_xor_si256(kr, t));
+                        core::ptr::write_volatile(&mut tweaks.0[j], $advance(t));
+                    }
+                    for r in 1..R {
+                        let k = wide_key(keys, r);
+                        for v in &mut x {
+                            *v = if DEC {
+                                _mm256_aesdec_epi128(*v, k)
+                            } else {
+                                _mm256_aesenc_epi128(*v, k)
+                            };
+                        }
+                    }
+                    for (j, v) in x.iter_mut().enumerate() {
+                        let k = core::ptr::read_volatile(&last_keys.0[j]);
+                        *v = if DEC {
+                            _mm256_aesdeclast_epi128(*v, k)
+                        } else {
+                            _mm256_aesenclast_epi128(*v, k)
+                        };
+                    }
+                    store_n::<8>(dst.add(16 * done), x);
+                }
+                done += 16;
+            }
+            // SAFETY: aligned slots of a local array.
+            let mut tw: [__m256i; 8] =
+                core::array::from_fn(|j| unsafe { core::ptr::read_volatile(&tweaks.0[j]) });
+            // The tail (under 16 blocks) from here, tweaks in registers.
+            // SAFETY: `16 * done <= io.len()`.
+            let (src, dst) = unsafe { (src.add(16 * done), dst.add(16 * done)) };
             macro_rules! chunk {
                 ($n:literal, $at:expr) => {{
                     // SAFETY: the ladder keeps `$at + 32 * $n <= io.len()`; all
@@ -577,7 +663,7 @@ macro_rules! xts_kernel {
                     tw[0] = _mm256_permute2x128_si256::<0x11>(tw[0], tw[0]);
                 }};
             }
-            ladder!(io.len() / 16, chunk, single);
+            ladder!(blocks - done, chunk, single);
             // SAFETY: `tweak` is 16 writable bytes.
             unsafe { store1(tweak.as_mut_ptr(), _mm256_castsi256_si128(tw[0])) };
         }
@@ -628,6 +714,30 @@ macro_rules! by_rounds_clmul {
     }};
 }
 
+impl Key {
+    /// XTS over one data unit of whole blocks whose tweak is not encrypted
+    /// yet: the tweak is encrypted with `tweak_key` inside the kernel, so
+    /// the tweaks and the first rounds follow it without a round trip
+    /// through memory. `tweak` holds the tweak after the last block on return.
+    pub(crate) fn xts_unit(
+        &self,
+        tweak_key: &Key,
+        tweak: &mut Block,
+        io: InOut<'_>,
+        decrypt: bool,
+    ) {
+        let k2 = Some(&tweak_key.enc);
+        match (self.clmul, decrypt) {
+            (true, false) => {
+                by_rounds_clmul!(self, xts_clmul::<_, false>(&self.enc, k2, tweak, io))
+            }
+            (true, true) => by_rounds_clmul!(self, xts_clmul::<_, true>(&self.dec, k2, tweak, io)),
+            (false, false) => by_rounds!(self, xts_shift::<_, false>(&self.enc, k2, tweak, io)),
+            (false, true) => by_rounds!(self, xts_shift::<_, true>(&self.dec, k2, tweak, io)),
+        }
+    }
+}
+
 impl AesKernels for Key {
     fn encrypt_block(&self, block: &mut Block) {
         self.narrow.encrypt_block(block);
@@ -658,16 +768,16 @@ impl AesKernels for Key {
     }
     fn xts_encrypt(&self, tweak: &mut Block, io: InOut<'_>) {
         if self.clmul {
-            by_rounds_clmul!(self, xts_clmul::<_, false>(&self.enc, tweak, io));
+            by_rounds_clmul!(self, xts_clmul::<_, false>(&self.enc, None, tweak, io));
         } else {
-            by_rounds!(self, xts_shift::<_, false>(&self.enc, tweak, io));
+            by_rounds!(self, xts_shift::<_, false>(&self.enc, None, tweak, io));
         }
     }
     fn xts_decrypt(&self, tweak: &mut Block, io: InOut<'_>) {
         if self.clmul {
-            by_rounds_clmul!(self, xts_clmul::<_, true>(&self.dec, tweak, io));
+            by_rounds_clmul!(self, xts_clmul::<_, true>(&self.dec, None, tweak, io));
         } else {
-            by_rounds!(self, xts_shift::<_, true>(&self.dec, tweak, io));
+            by_rounds!(self, xts_shift::<_, true>(&self.dec, None, tweak, io));
         }
     }
     fn ctr(&self, counter: &mut Block, width: CounterWidth, mut io: InOut<'_>) {
@@ -756,28 +866,28 @@ mod tests {
                     unsafe {
                         match (len, dec) {
                             (16, false) => {
-                                xts_clmul::<10, false>(keys, &mut ta, InOut::InPlace(&mut a));
-                                xts_shift::<10, false>(keys, &mut tb, InOut::InPlace(&mut b));
+                                xts_clmul::<10, false>(keys, None, &mut ta, InOut::InPlace(&mut a));
+                                xts_shift::<10, false>(keys, None, &mut tb, InOut::InPlace(&mut b));
                             }
                             (16, true) => {
-                                xts_clmul::<10, true>(keys, &mut ta, InOut::InPlace(&mut a));
-                                xts_shift::<10, true>(keys, &mut tb, InOut::InPlace(&mut b));
+                                xts_clmul::<10, true>(keys, None, &mut ta, InOut::InPlace(&mut a));
+                                xts_shift::<10, true>(keys, None, &mut tb, InOut::InPlace(&mut b));
                             }
                             (24, false) => {
-                                xts_clmul::<12, false>(keys, &mut ta, InOut::InPlace(&mut a));
-                                xts_shift::<12, false>(keys, &mut tb, InOut::InPlace(&mut b));
+                                xts_clmul::<12, false>(keys, None, &mut ta, InOut::InPlace(&mut a));
+                                xts_shift::<12, false>(keys, None, &mut tb, InOut::InPlace(&mut b));
                             }
                             (24, true) => {
-                                xts_clmul::<12, true>(keys, &mut ta, InOut::InPlace(&mut a));
-                                xts_shift::<12, true>(keys, &mut tb, InOut::InPlace(&mut b));
+                                xts_clmul::<12, true>(keys, None, &mut ta, InOut::InPlace(&mut a));
+                                xts_shift::<12, true>(keys, None, &mut tb, InOut::InPlace(&mut b));
                             }
                             (_, false) => {
-                                xts_clmul::<14, false>(keys, &mut ta, InOut::InPlace(&mut a));
-                                xts_shift::<14, false>(keys, &mut tb, InOut::InPlace(&mut b));
+                                xts_clmul::<14, false>(keys, None, &mut ta, InOut::InPlace(&mut a));
+                                xts_shift::<14, false>(keys, None, &mut tb, InOut::InPlace(&mut b));
                             }
                             (_, true) => {
-                                xts_clmul::<14, true>(keys, &mut ta, InOut::InPlace(&mut a));
-                                xts_shift::<14, true>(keys, &mut tb, InOut::InPlace(&mut b));
+                                xts_clmul::<14, true>(keys, None, &mut ta, InOut::InPlace(&mut a));
+                                xts_shift::<14, true>(keys, None, &mut tb, InOut::InPlace(&mut b));
                             }
                         }
                     }
