@@ -624,9 +624,10 @@ macro_rules! xts_kernel {
                 }
                 done += 16;
             }
-            // SAFETY: aligned slots of a local array.
-            let mut tw: [__m256i; 8] =
-                core::array::from_fn(|j| unsafe { core::ptr::read_volatile(&tweaks.0[j]) });
+            let mut tw: [__m256i; 8] = core::array::from_fn(|j| {
+                // SAFETY: an aligned slot of a local array.
+                unsafe { core::ptr::read_volatile(&tweaks.0[j]) }
+            });
             // The tail (under 16 blocks) from here, tweaks in registers.
             // SAFETY: `16 * done <= io.len()`.
             let (src, dst) = unsafe { (src.add(16 * done), dst.add(16 * done)) };
