@@ -813,13 +813,15 @@ fn xts_mul_x8_clmul(x: __m128i) -> __m128i {
 /// x^8): `blocks` whole blocks with the data key's schedule `keys`
 /// (encryption, or with `DEC` the decryption schedule); block i is
 /// `cipher(in_i ^ T_i) ^ T_i`, the second XOR folded into the last round's
-/// key. `tweak` is T_0 on entry and the tweak after the last block on
+/// key. `tweak` is T_0 on entry (or, with `tweak_key`, the tweak before its
+/// encryption with that schedule) and the tweak after the last block on
 /// return. Safety: the kernel contract, plus the CPU features of `$features`.
 macro_rules! xts_kernel {
     ($name:ident, $features:literal, $advance:ident) => {
         #[target_feature(enable = $features)]
         unsafe fn $name<const R: usize, const DEC: bool>(
             keys: &RoundKeys,
+            tweak_key: Option<&RoundKeys>,
             tweak: &mut Block,
             src: *const u8,
             dst: *mut u8,
@@ -827,7 +829,14 @@ macro_rules! xts_kernel {
         ) {
             let k = keys;
             // SAFETY: `tweak` is 16 readable bytes.
-            let t0 = unsafe { load(tweak) };
+            let mut t0 = unsafe { load(tweak) };
+            if let Some(k2) = tweak_key {
+                t0 = _mm_xor_si128(t0, k2.key(0));
+                for r in 1..R {
+                    t0 = _mm_aesenc_si128(t0, k2.key(r));
+                }
+                t0 = _mm_aesenclast_si128(t0, k2.key(R));
+            }
             let mut tw: [__m128i; 8] = core::array::from_fn(|j| xts_mul_xk(t0, j as i64));
             batches!(blocks, src, dst, N => {
                 // SAFETY: this batch's `N` blocks are in bounds (kernel contract).
@@ -901,6 +910,35 @@ fn raw(io: &mut InOut<'_>) -> (*const u8, *mut u8, usize) {
 // were detected (`Key::new`); `raw` gives pointers that cover `16 * blocks`
 // bytes of `io`, equal in place or non-overlapping, as the kernel contract
 // requires; `self.rounds` matches the schedules.
+impl Key {
+    /// XTS over one data unit of whole blocks whose tweak is not encrypted
+    /// yet: the kernel encrypts it with `tweak_key` first, in registers.
+    /// `tweak` holds the tweak after the last block on return.
+    pub(crate) fn xts_unit(
+        &self,
+        tweak_key: &Key,
+        tweak: &mut Block,
+        mut io: InOut<'_>,
+        decrypt: bool,
+    ) {
+        let (src, dst, n) = raw(&mut io);
+        let k2 = Some(&tweak_key.enc);
+        let keys = if decrypt { &self.dec } else { &self.enc };
+        // SAFETY (each call below): a `Key` exists only if AES-NI and SSSE3
+        // were detected, and `clmul` is set only if PCLMULQDQ was; `raw`
+        // gives pointers covering `16 * n` bytes of `io` (the kernel
+        // contract); both keys have the same size, so `R` rounds.
+        with_rounds!(self.rounds(), R => unsafe {
+            match (self.clmul, decrypt) {
+                (true, false) => xts_clmul::<R, false>(keys, k2, tweak, src, dst, n),
+                (true, true) => xts_clmul::<R, true>(keys, k2, tweak, src, dst, n),
+                (false, false) => xts_shift::<R, false>(keys, k2, tweak, src, dst, n),
+                (false, true) => xts_shift::<R, true>(keys, k2, tweak, src, dst, n),
+            }
+        })
+    }
+}
+
 impl AesKernels for Key {
     fn encrypt_block(&self, block: &mut Block) {
         // SAFETY: a `Key` exists only if AES-NI was detected.
@@ -950,10 +988,10 @@ impl AesKernels for Key {
         if self.clmul {
             // SAFETY: see the note above this impl; `clmul` is set only if
             // PCLMULQDQ was detected.
-            with_rounds!(self.rounds(), R => unsafe { xts_clmul::<R, false>(&self.enc, tweak, src, dst, n) })
+            with_rounds!(self.rounds(), R => unsafe { xts_clmul::<R, false>(&self.enc, None, tweak, src, dst, n) })
         } else {
             // SAFETY: see the note above this impl.
-            with_rounds!(self.rounds(), R => unsafe { xts_shift::<R, false>(&self.enc, tweak, src, dst, n) })
+            with_rounds!(self.rounds(), R => unsafe { xts_shift::<R, false>(&self.enc, None, tweak, src, dst, n) })
         }
     }
     fn xts_decrypt(&self, tweak: &mut Block, mut io: InOut<'_>) {
@@ -961,10 +999,10 @@ impl AesKernels for Key {
         if self.clmul {
             // SAFETY: see the note above this impl; `clmul` is set only if
             // PCLMULQDQ was detected.
-            with_rounds!(self.rounds(), R => unsafe { xts_clmul::<R, true>(&self.dec, tweak, src, dst, n) })
+            with_rounds!(self.rounds(), R => unsafe { xts_clmul::<R, true>(&self.dec, None, tweak, src, dst, n) })
         } else {
             // SAFETY: see the note above this impl.
-            with_rounds!(self.rounds(), R => unsafe { xts_shift::<R, true>(&self.dec, tweak, src, dst, n) })
+            with_rounds!(self.rounds(), R => unsafe { xts_shift::<R, true>(&self.dec, None, tweak, src, dst, n) })
         }
     }
     fn ctr(&self, counter: &mut Block, width: CounterWidth, mut io: InOut<'_>) {
@@ -1286,11 +1324,11 @@ mod tests {
                     // is set (PCLMULQDQ); both buffers hold `n` blocks, in place.
                     with_rounds!(k.rounds(), R => unsafe {
                         if dec {
-                            xts_clmul::<R, true>(keys, &mut ta, pa, pa, n);
-                            xts_shift::<R, true>(keys, &mut tb, pb, pb, n);
+                            xts_clmul::<R, true>(keys, None, &mut ta, pa, pa, n);
+                            xts_shift::<R, true>(keys, None, &mut tb, pb, pb, n);
                         } else {
-                            xts_clmul::<R, false>(keys, &mut ta, pa, pa, n);
-                            xts_shift::<R, false>(keys, &mut tb, pb, pb, n);
+                            xts_clmul::<R, false>(keys, None, &mut ta, pa, pa, n);
+                            xts_shift::<R, false>(keys, None, &mut tb, pb, pb, n);
                         }
                     });
                     let (mut c, mut tc) = (input.clone(), t0);

@@ -301,12 +301,14 @@ impl Aes {
 
     /// XTS over one data unit of whole blocks with `self` as the data key:
     /// `tweak` is encrypted with `tweak_key` (same backend and size), then
-    /// the unit runs; the VAES backend does both in one kernel.
+    /// the unit runs; the AES-NI and VAES backends do both in one kernel.
     pub(crate) fn xts_unit(&self, tweak_key: &Aes, tweak: &Block, io: InOut<'_>, decrypt: bool) {
         let mut t = *tweak;
         match (&self.inner, &tweak_key.inner) {
             #[cfg(target_arch = "x86_64")]
             (Inner::VaesAvx2(d), Inner::VaesAvx2(k2)) => d.xts_unit(k2, &mut t, io, decrypt),
+            #[cfg(target_arch = "x86_64")]
+            (Inner::AesNi(d), Inner::AesNi(k2)) => d.xts_unit(k2, &mut t, io, decrypt),
             _ => {
                 tweak_key.encrypt_block(&mut t);
                 if decrypt {
