@@ -924,7 +924,7 @@ impl Key {
         let (src, dst, n) = raw(&mut io);
         let k2 = Some(&tweak_key.enc);
         let keys = if decrypt { &self.dec } else { &self.enc };
-        // SAFETY (each call below): a `Key` exists only if AES-NI and SSSE3
+        // SAFETY: for each call below, a `Key` exists only if AES-NI and SSSE3
         // were detected, and `clmul` is set only if PCLMULQDQ was; `raw`
         // gives pointers covering `16 * n` bytes of `io` (the kernel
         // contract); both keys have the same size, so `R` rounds.
