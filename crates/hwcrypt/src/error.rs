@@ -89,6 +89,21 @@ pub enum Error {
     /// ciphertext or tag. Deliberately says nothing more; no plaintext is
     /// released.
     AuthenticationFailed,
+    /// An XTS key whose two halves (data key and tweak key) are equal, which
+    /// IEEE 1619-2018 and FIPS 140-3 (IG C.I) forbid.
+    XtsEqualKeyHalves,
+    /// An XTS data unit shorter than one block or longer than 2^20 blocks.
+    InvalidDataUnitLength {
+        /// What was given.
+        got: usize,
+    },
+    /// A buffer of XTS data units whose length is not a multiple of the unit size.
+    NotUnitAligned {
+        /// The buffer length.
+        len: usize,
+        /// The data unit size.
+        unit_size: usize,
+    },
 }
 
 impl fmt::Display for Error {
@@ -145,6 +160,17 @@ impl fmt::Display for Error {
             }
             Error::AuthenticationFailed => f.write_str(
                 "authentication failed (wrong key, nonce or associated data, or tampered data)",
+            ),
+            Error::XtsEqualKeyHalves => {
+                f.write_str("XTS key rejected: its two halves (data key and tweak key) are equal")
+            }
+            Error::InvalidDataUnitLength { got } => write!(
+                f,
+                "invalid XTS data unit length: {got} bytes (expected 16 to 16777216)"
+            ),
+            Error::NotUnitAligned { len, unit_size } => write!(
+                f,
+                "data length {len} is not a multiple of the {unit_size}-byte data unit size"
             ),
         }
     }

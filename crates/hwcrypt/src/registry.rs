@@ -21,14 +21,17 @@ pub enum Algorithm {
     AesGcm,
     /// ChaCha20-Poly1305 and XChaCha20-Poly1305 (and raw ChaCha20).
     ChaCha20Poly1305,
+    /// AES-128/256-XTS (IEEE 1619, NIST SP 800-38E), and AES-192-XTS.
+    AesXts,
 }
 
 impl Algorithm {
     /// Every algorithm, in display order.
-    pub const ALL: [Algorithm; 3] = [
+    pub const ALL: [Algorithm; 4] = [
         Algorithm::Aes,
         Algorithm::AesGcm,
         Algorithm::ChaCha20Poly1305,
+        Algorithm::AesXts,
     ];
 
     /// Stable name.
@@ -37,6 +40,7 @@ impl Algorithm {
             Algorithm::Aes => "aes",
             Algorithm::AesGcm => "aes-gcm",
             Algorithm::ChaCha20Poly1305 => "chacha20-poly1305",
+            Algorithm::AesXts => "aes-xts",
         }
     }
 
@@ -46,6 +50,7 @@ impl Algorithm {
             Algorithm::Aes => "AES-128/192/256: ECB, CBC, CTR, CFB8, CFB128, OFB",
             Algorithm::AesGcm => "AES-128/192/256-GCM",
             Algorithm::ChaCha20Poly1305 => "ChaCha20-Poly1305 and XChaCha20-Poly1305",
+            Algorithm::AesXts => "AES-128/192/256-XTS with ciphertext stealing",
         }
     }
 }
@@ -143,6 +148,18 @@ static TABLE: &[Implementation] = &[
         CHACHA20_AVX2_FEATURES,
     ),
     row(Algorithm::ChaCha20Poly1305, Backend::Soft, 100, &[]),
+    // XTS runs on the AES keys of the same backend (tweaks by shifts, no
+    // carry-less multiply), so it needs exactly what that backend needs.
+    #[cfg(target_arch = "x86_64")]
+    row(
+        Algorithm::AesXts,
+        Backend::VaesAvx2,
+        300,
+        VAES_AVX2_FEATURES,
+    ),
+    #[cfg(target_arch = "x86_64")]
+    row(Algorithm::AesXts, Backend::AesNi, 200, AESNI_FEATURES),
+    row(Algorithm::AesXts, Backend::Soft, 100, &[]),
 ];
 
 /// Every registered implementation of `algorithm`, highest priority first.

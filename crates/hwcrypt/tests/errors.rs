@@ -773,3 +773,134 @@ fn debug_output_after_use_never_contains_the_key() {
         }
     }
 }
+
+// ---------------------------------------------------------------- XTS
+
+fn xts_soft() -> hwcrypt::modes::Xts {
+    let key: Vec<u8> = (0u8..32).collect();
+    hwcrypt::modes::Xts::with_backend(&key, Backend::Soft).expect("soft always runs")
+}
+
+#[test]
+fn xts_bad_key_lengths_and_equal_halves() {
+    use hwcrypt::modes::Xts;
+    for len in [0, 16, 24, 31, 33, 40, 47, 63, 65, 128] {
+        let e = Xts::new(&vec![0x11; len]).unwrap_err();
+        assert_eq!(
+            e,
+            Error::InvalidKeyLength {
+                expected: "32, 48 or 64",
+                got: len
+            }
+        );
+        assert_one_line(&e);
+    }
+    for len in [32, 48, 64] {
+        for backend in [Backend::Soft, Backend::AesNi, Backend::VaesAvx2] {
+            let mut key = vec![0x5a; len];
+            key[0] = 1;
+            key[len / 2] = 1;
+            if registry::check(Algorithm::AesXts, backend).is_err() {
+                continue;
+            }
+            let e = Xts::with_backend(&key, backend).unwrap_err();
+            assert_eq!(e, Error::XtsEqualKeyHalves, "{backend} {len}");
+            assert_one_line(&e);
+            key[len - 1] ^= 1;
+            assert!(Xts::with_backend(&key, backend).is_ok());
+        }
+    }
+}
+
+#[test]
+fn xts_short_and_long_units_are_rejected_untouched() {
+    use hwcrypt::modes::MAX_DATA_UNIT;
+    let xts = xts_soft();
+    let tweak = [3u8; 16];
+    for len in [0usize, 1, 15] {
+        let mut buf = vec![0x77; len];
+        let want = Error::InvalidDataUnitLength { got: len };
+        assert_eq!(xts.encrypt(&tweak, &mut buf), Err(want.clone()));
+        assert_eq!(xts.decrypt(&tweak, &mut buf), Err(want.clone()));
+        assert_eq!(xts.encrypt_sector(9, &mut buf), Err(want.clone()));
+        assert_eq!(xts.decrypt_sector(9, &mut buf), Err(want.clone()));
+        let mut out = vec![0u8; len];
+        assert_eq!(xts.encrypt_to(&tweak, &buf, &mut out), Err(want.clone()));
+        assert_eq!(xts.decrypt_sector_to(1, &buf, &mut out), Err(want.clone()));
+        assert_eq!(xts.encrypt_units(len, 0, &mut buf), Err(want.clone()));
+        assert!(buf.iter().all(|&b| b == 0x77) && out.iter().all(|&b| b == 0));
+        assert_one_line(&want);
+    }
+    let mut big = vec![0u8; MAX_DATA_UNIT + 1];
+    assert_eq!(
+        xts.encrypt(&tweak, &mut big),
+        Err(Error::InvalidDataUnitLength {
+            got: MAX_DATA_UNIT + 1
+        })
+    );
+    assert!(big.iter().all(|&b| b == 0));
+    assert!(xts.encrypt(&tweak, &mut big[..MAX_DATA_UNIT]).is_ok());
+}
+
+#[test]
+fn xts_bulk_buffer_not_a_multiple_of_the_unit() {
+    let xts = xts_soft();
+    for (unit, len) in [
+        (512usize, 513usize),
+        (512, 511),
+        (16, 40),
+        (4096, 4096 * 3 + 16),
+    ] {
+        let mut buf = vec![0x42; len];
+        let want = Error::NotUnitAligned {
+            len,
+            unit_size: unit,
+        };
+        assert_eq!(xts.encrypt_units(unit, 0, &mut buf), Err(want.clone()));
+        assert_eq!(xts.decrypt_units(unit, 0, &mut buf), Err(want.clone()));
+        let mut out = vec![0u8; len];
+        assert_eq!(
+            xts.encrypt_units_to(unit, 0, &buf, &mut out),
+            Err(want.clone())
+        );
+        assert!(buf.iter().all(|&b| b == 0x42) && out.iter().all(|&b| b == 0));
+        assert_one_line(&want);
+    }
+    // An empty buffer is zero units.
+    assert_eq!(xts.encrypt_units(512, 0, &mut []), Ok(()));
+}
+
+#[test]
+fn xts_separate_buffers_of_different_lengths() {
+    let xts = xts_soft();
+    let input = [0u8; 64];
+    let mut out = [0u8; 63];
+    let want = Error::LengthMismatch {
+        input: 64,
+        output: 63,
+    };
+    assert_eq!(
+        xts.encrypt_to(&[0; 16], &input, &mut out),
+        Err(want.clone())
+    );
+    assert_eq!(
+        xts.decrypt_to(&[0; 16], &input, &mut out),
+        Err(want.clone())
+    );
+    assert_eq!(
+        xts.encrypt_sector_to(0, &input, &mut out),
+        Err(want.clone())
+    );
+    assert_eq!(xts.decrypt_units_to(16, 0, &input, &mut out), Err(want));
+    assert!(out.iter().all(|&b| b == 0));
+}
+
+#[test]
+fn xts_debug_hides_keys() {
+    let text = format!("{:?}", xts_soft());
+    assert!(text.contains("Xts") && text.contains("soft"), "{text}");
+    assert!(
+        !text.contains("0, 1, 2") && !text.contains("01020304"),
+        "{text}"
+    );
+}

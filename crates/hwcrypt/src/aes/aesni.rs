@@ -5,7 +5,7 @@
 #![allow(unsafe_code)]
 
 use super::{AesKernels, Block, CounterWidth};
-use crate::cpu::{self, Features};
+use crate::cpu::{self, Feature, Features};
 use crate::inout::InOut;
 use crate::registry::AESNI_FEATURES;
 use core::arch::x86_64::*;
@@ -23,6 +23,8 @@ pub(crate) struct Key {
     enc: RoundKeys,
     dec: RoundKeys,
     rounds: usize,
+    /// PCLMULQDQ was detected: the XTS kernels reduce tweaks with it.
+    clmul: bool,
 }
 
 impl Key {
@@ -49,6 +51,7 @@ impl Key {
             enc: RoundKeys([[0; 16]; 15]),
             dec: RoundKeys([[0; 16]; 15]),
             rounds: 6 + key.len() / 4,
+            clmul: cpu::detected().contains(Features::of(&[Feature::Pclmulqdq])),
         };
         // SAFETY: same contract.
         unsafe { expand::<true>(key, &mut k) };
@@ -754,6 +757,128 @@ unsafe fn ofb<const R: usize>(
     unsafe { store(register, _mm_xor_si128(x[0], k.key(0))) };
 }
 
+// XTS: tweaks are little-endian 128-bit integers, as a plain load puts them
+// in an xmm register. Eight blocks in flight with their eight tweaks T_i..
+// T_i+7; the next batch's are these times x^8, a one-byte shift plus the
+// reduction of the byte shifted out (see `xts_reduce`), independent of the
+// rounds running beside it.
+
+/// `c * 0x87` for `c` < 2^16 in the low 64 bits (high 64 bits zero).
+#[inline(always)]
+fn xts_reduce(c: __m128i) -> __m128i {
+    // SAFETY: SSE2 is part of x86-64.
+    unsafe {
+        let a = _mm_xor_si128(c, _mm_slli_epi64::<1>(c));
+        let b = _mm_xor_si128(_mm_slli_epi64::<2>(c), _mm_slli_epi64::<7>(c));
+        _mm_xor_si128(a, b)
+    }
+}
+
+/// Tweak times x^k, 0 <= k <= 16 (shift counts in registers; used to lay
+/// out the first tweaks of a call).
+#[inline(always)]
+fn xts_mul_xk(x: __m128i, k: i64) -> __m128i {
+    // SAFETY: SSE2 is part of x86-64.
+    unsafe {
+        let (left, right) = (_mm_cvtsi64_si128(k), _mm_cvtsi64_si128(64 - k));
+        let shifted = _mm_or_si128(
+            _mm_sll_epi64(x, left),
+            _mm_srl_epi64(_mm_slli_si128::<8>(x), right),
+        );
+        let carry = _mm_srl_epi64(_mm_srli_si128::<8>(x), right);
+        _mm_xor_si128(shifted, xts_reduce(carry))
+    }
+}
+
+/// Tweak times x^8.
+#[inline(always)]
+fn xts_mul_x8(x: __m128i) -> __m128i {
+    // SAFETY: SSE2 is part of x86-64.
+    unsafe { _mm_xor_si128(_mm_slli_si128::<1>(x), xts_reduce(_mm_srli_si128::<15>(x))) }
+}
+
+/// Tweak times x^8, the reduction by one carry-less multiply.
+#[inline]
+#[target_feature(enable = "sse2,pclmulqdq")]
+fn xts_mul_x8_clmul(x: __m128i) -> __m128i {
+    let poly = _mm_set_epi64x(0, 0x87);
+    _mm_xor_si128(
+        _mm_slli_si128::<1>(x),
+        _mm_clmulepi64_si128::<0x00>(_mm_srli_si128::<15>(x), poly),
+    )
+}
+
+/// Defines an XTS kernel `$name::<R, DEC>(keys, tweak, src, dst, blocks)`
+/// compiled for `$features`, advancing the tweaks with `$advance` (times
+/// x^8): `blocks` whole blocks with the data key's schedule `keys`
+/// (encryption, or with `DEC` the decryption schedule); block i is
+/// `cipher(in_i ^ T_i) ^ T_i`, the second XOR folded into the last round's
+/// key. `tweak` is T_0 on entry (or, with `tweak_key`, the tweak before its
+/// encryption with that schedule) and the tweak after the last block on
+/// return. Safety: the kernel contract, plus the CPU features of `$features`.
+macro_rules! xts_kernel {
+    ($name:ident, $features:literal, $advance:ident) => {
+        #[target_feature(enable = $features)]
+        unsafe fn $name<const R: usize, const DEC: bool>(
+            keys: &RoundKeys,
+            tweak_key: Option<&RoundKeys>,
+            tweak: &mut Block,
+            src: *const u8,
+            dst: *mut u8,
+            blocks: usize,
+        ) {
+            let k = keys;
+            // SAFETY: `tweak` is 16 readable bytes.
+            let mut t0 = unsafe { load(tweak) };
+            if let Some(k2) = tweak_key {
+                t0 = _mm_xor_si128(t0, k2.key(0));
+                for r in 1..R {
+                    t0 = _mm_aesenc_si128(t0, k2.key(r));
+                }
+                t0 = _mm_aesenclast_si128(t0, k2.key(R));
+            }
+            let mut tw: [__m128i; 8] = core::array::from_fn(|j| xts_mul_xk(t0, j as i64));
+            batches!(blocks, src, dst, N => {
+                // SAFETY: this batch's `N` blocks are in bounds (kernel contract).
+                let mut x = unsafe { load_n::<N>(src) };
+                for (b, t) in x.iter_mut().zip(&tw) {
+                    *b = _mm_xor_si128(*b, *t);
+                }
+                if DEC {
+                    rounds!(_mm_aesdec_si128, R, k, x);
+                } else {
+                    rounds!(_mm_aesenc_si128, R, k, x);
+                }
+                let last = k.key(R);
+                for (b, t) in x.iter_mut().zip(&tw) {
+                    let key = _mm_xor_si128(last, *t);
+                    *b = if DEC {
+                        _mm_aesdeclast_si128(*b, key)
+                    } else {
+                        _mm_aesenclast_si128(*b, key)
+                    };
+                }
+                // SAFETY: as above.
+                unsafe { store_n(dst, x) };
+                if N == 8 {
+                    for t in &mut tw {
+                        *t = $advance(*t);
+                    }
+                } else {
+                    // A tail batch: the remaining tweaks move down (tail
+                    // batches use at most 4 + 2 + 1 of them in all).
+                    tw = core::array::from_fn(|j| tw[(j + N).min(7)]);
+                }
+            });
+            // SAFETY: `tweak` is 16 writable bytes.
+            unsafe { store(tweak, tw[0]) };
+        }
+    };
+}
+
+xts_kernel!(xts_clmul, "aes,ssse3,pclmulqdq", xts_mul_x8_clmul);
+xts_kernel!(xts_shift, "aes,ssse3", xts_mul_x8);
+
 /// Binds the const `$R` to the key's round count (10, 12 or 14) for `$body`.
 macro_rules! with_rounds {
     ($rounds:expr, $R:ident => $body:expr) => {
@@ -785,6 +910,35 @@ fn raw(io: &mut InOut<'_>) -> (*const u8, *mut u8, usize) {
 // were detected (`Key::new`); `raw` gives pointers that cover `16 * blocks`
 // bytes of `io`, equal in place or non-overlapping, as the kernel contract
 // requires; `self.rounds` matches the schedules.
+impl Key {
+    /// XTS over one data unit of whole blocks whose tweak is not encrypted
+    /// yet: the kernel encrypts it with `tweak_key` first, in registers.
+    /// `tweak` holds the tweak after the last block on return.
+    pub(crate) fn xts_unit(
+        &self,
+        tweak_key: &Key,
+        tweak: &mut Block,
+        mut io: InOut<'_>,
+        decrypt: bool,
+    ) {
+        let (src, dst, n) = raw(&mut io);
+        let k2 = Some(&tweak_key.enc);
+        let keys = if decrypt { &self.dec } else { &self.enc };
+        // SAFETY: for each call below, a `Key` exists only if AES-NI and SSSE3
+        // were detected, and `clmul` is set only if PCLMULQDQ was; `raw`
+        // gives pointers covering `16 * n` bytes of `io` (the kernel
+        // contract); both keys have the same size, so `R` rounds.
+        with_rounds!(self.rounds(), R => unsafe {
+            match (self.clmul, decrypt) {
+                (true, false) => xts_clmul::<R, false>(keys, k2, tweak, src, dst, n),
+                (true, true) => xts_clmul::<R, true>(keys, k2, tweak, src, dst, n),
+                (false, false) => xts_shift::<R, false>(keys, k2, tweak, src, dst, n),
+                (false, true) => xts_shift::<R, true>(keys, k2, tweak, src, dst, n),
+            }
+        })
+    }
+}
+
 impl AesKernels for Key {
     fn encrypt_block(&self, block: &mut Block) {
         // SAFETY: a `Key` exists only if AES-NI was detected.
@@ -828,6 +982,28 @@ impl AesKernels for Key {
         let (src, dst, n) = raw(&mut io);
         // SAFETY: see the note above this impl.
         with_rounds!(self.rounds(), R => unsafe { ofb::<R>(&self.enc, register, src, dst, n) })
+    }
+    fn xts_encrypt(&self, tweak: &mut Block, mut io: InOut<'_>) {
+        let (src, dst, n) = raw(&mut io);
+        if self.clmul {
+            // SAFETY: see the note above this impl; `clmul` is set only if
+            // PCLMULQDQ was detected.
+            with_rounds!(self.rounds(), R => unsafe { xts_clmul::<R, false>(&self.enc, None, tweak, src, dst, n) })
+        } else {
+            // SAFETY: see the note above this impl.
+            with_rounds!(self.rounds(), R => unsafe { xts_shift::<R, false>(&self.enc, None, tweak, src, dst, n) })
+        }
+    }
+    fn xts_decrypt(&self, tweak: &mut Block, mut io: InOut<'_>) {
+        let (src, dst, n) = raw(&mut io);
+        if self.clmul {
+            // SAFETY: see the note above this impl; `clmul` is set only if
+            // PCLMULQDQ was detected.
+            with_rounds!(self.rounds(), R => unsafe { xts_clmul::<R, true>(&self.dec, None, tweak, src, dst, n) })
+        } else {
+            // SAFETY: see the note above this impl.
+            with_rounds!(self.rounds(), R => unsafe { xts_shift::<R, true>(&self.dec, None, tweak, src, dst, n) })
+        }
     }
     fn ctr(&self, counter: &mut Block, width: CounterWidth, mut io: InOut<'_>) {
         let (src, dst, n) = raw(&mut io);
@@ -1117,6 +1293,50 @@ mod tests {
             kernel(k, mode, &mut st, InOut::InPlace(b));
             assert!(buf == want, "{what}: split at {split}: output");
             assert_eq!(st, want_state, "{what}: split at {split}: state");
+        }
+    }
+
+    /// Both XTS kernels (carry-less and shift-only tweak reduction) against
+    /// the generic ECB composition, every block count 0..=40 and a few
+    /// larger, both directions, every key size.
+    #[test]
+    fn xts_kernels_agree() {
+        let mut rng = StdRng::seed_from_u64(0x0078_7473);
+        for len in [16, 24, 32] {
+            let mut raw = vec![0u8; len];
+            rng.fill(&mut raw[..]);
+            let Some(k) = Key::new(&raw) else { return };
+            if !k.clmul {
+                eprintln!("pclmulqdq not detected: carry-less XTS kernel not compared");
+                return;
+            }
+            for n in (0..=40).chain([63, 64, 65, 300]) {
+                let mut input = vec![0u8; 16 * n];
+                rng.fill(&mut input[..]);
+                let mut t0 = [0u8; 16];
+                rng.fill(&mut t0);
+                for dec in [false, true] {
+                    let keys = if dec { &k.dec } else { &k.enc };
+                    let (mut a, mut b) = (input.clone(), input.clone());
+                    let (mut ta, mut tb) = (t0, t0);
+                    let (pa, pb) = (a.as_mut_ptr(), b.as_mut_ptr());
+                    // SAFETY: `Key::new` succeeded (AES-NI, SSSE3) and `clmul`
+                    // is set (PCLMULQDQ); both buffers hold `n` blocks, in place.
+                    with_rounds!(k.rounds(), R => unsafe {
+                        if dec {
+                            xts_clmul::<R, true>(keys, None, &mut ta, pa, pa, n);
+                            xts_shift::<R, true>(keys, None, &mut tb, pb, pb, n);
+                        } else {
+                            xts_clmul::<R, false>(keys, None, &mut ta, pa, pa, n);
+                            xts_shift::<R, false>(keys, None, &mut tb, pb, pb, n);
+                        }
+                    });
+                    let (mut c, mut tc) = (input.clone(), t0);
+                    super::super::xts_generic(&k, &mut tc, InOut::InPlace(&mut c), dec);
+                    assert_eq!((&a, ta), (&c, tc), "clmul, {n} blocks, dec {dec}");
+                    assert_eq!((&b, tb), (&c, tc), "shift, {n} blocks, dec {dec}");
+                }
+            }
         }
     }
 

@@ -115,6 +115,9 @@ impl CounterWidth {
 /// * OFB: `register` is the previous keystream block (the IV at the start);
 /// * CTR: `counter` is the counter block of the next block, advanced by the
 ///   number of blocks processed with `width`'s carry rule.
+/// * XTS: `tweak` is the (already encrypted) tweak of the first block, and on
+///   return the tweak of the block after the last one (multiplied by x once
+///   per block); a key's XTS kernels run its own (data-key) schedules.
 pub(crate) trait AesKernels {
     fn encrypt_block(&self, block: &mut Block);
     fn decrypt_block(&self, block: &mut Block);
@@ -126,6 +129,67 @@ pub(crate) trait AesKernels {
     fn cfb128_decrypt(&self, register: &mut Block, io: InOut<'_>);
     fn ofb(&self, register: &mut Block, io: InOut<'_>);
     fn ctr(&self, counter: &mut Block, width: CounterWidth, io: InOut<'_>);
+
+    /// XTS encryption of whole blocks; by default composed from the ECB
+    /// kernel (the `soft` backend), overridden where tweaks can be computed
+    /// alongside the rounds.
+    fn xts_encrypt(&self, tweak: &mut Block, io: InOut<'_>) {
+        xts_generic(self, tweak, io, false);
+    }
+
+    /// XTS decryption of whole blocks; see [`AesKernels::xts_encrypt`].
+    fn xts_decrypt(&self, tweak: &mut Block, io: InOut<'_>) {
+        xts_generic(self, tweak, io, true);
+    }
+}
+
+/// `t * x` in GF(2^128) with the XTS conventions (IEEE 1619: the block is a
+/// little-endian integer, reduction polynomial x^128 + x^7 + x^2 + x + 1),
+/// without a secret-dependent branch.
+pub(crate) fn xts_mul_x(t: u128) -> u128 {
+    (t << 1) ^ (0x87 & 0u128.wrapping_sub(t >> 127))
+}
+
+/// XTS over whole blocks from single-key ECB calls: XOR the tweaks in, ECB
+/// a batch of up to 32 blocks, XOR them out. Constant time if the ECB
+/// kernel is.
+pub(crate) fn xts_generic<K: AesKernels + ?Sized>(
+    k: &K,
+    tweak: &mut Block,
+    io: InOut<'_>,
+    decrypt: bool,
+) {
+    use zeroize::Zeroize;
+    const BATCH: usize = 32 * BLOCK_SIZE;
+    let mut t = u128::from_le_bytes(*tweak);
+    let mut buf = [0u8; BATCH];
+    let mut tweaks = [0u128; BATCH / BLOCK_SIZE];
+    let mut rest = io;
+    while !rest.is_empty() {
+        let n = rest.len().min(BATCH);
+        let (mut chunk, tail) = rest.split_at(n);
+        rest = tail;
+        chunk.read(0, &mut buf[..n]);
+        for (b, tw) in buf[..n].chunks_exact_mut(BLOCK_SIZE).zip(&mut tweaks) {
+            *tw = t;
+            let x = u128::from_le_bytes(b.try_into().expect("16-byte chunk")) ^ t;
+            b.copy_from_slice(&x.to_le_bytes());
+            t = xts_mul_x(t);
+        }
+        if decrypt {
+            k.ecb_decrypt(InOut::InPlace(&mut buf[..n]));
+        } else {
+            k.ecb_encrypt(InOut::InPlace(&mut buf[..n]));
+        }
+        for (b, tw) in buf[..n].chunks_exact_mut(BLOCK_SIZE).zip(&tweaks) {
+            let x = u128::from_le_bytes(b.try_into().expect("16-byte chunk")) ^ tw;
+            b.copy_from_slice(&x.to_le_bytes());
+        }
+        chunk.write(0, &buf[..n]);
+    }
+    *tweak = t.to_le_bytes();
+    buf.zeroize();
+    tweaks.zeroize();
 }
 
 // The variants differ in size (fixsliced vs broadcast round keys); boxing
@@ -232,6 +296,27 @@ impl Aes {
         match &self.inner {
             Inner::AesNi(k) => Some(k.encryption_round_keys()),
             _ => None,
+        }
+    }
+
+    /// XTS over one data unit of whole blocks with `self` as the data key:
+    /// `tweak` is encrypted with `tweak_key` (same backend and size), then
+    /// the unit runs; the AES-NI and VAES backends do both in one kernel.
+    pub(crate) fn xts_unit(&self, tweak_key: &Aes, tweak: &Block, io: InOut<'_>, decrypt: bool) {
+        let mut t = *tweak;
+        match (&self.inner, &tweak_key.inner) {
+            #[cfg(target_arch = "x86_64")]
+            (Inner::VaesAvx2(d), Inner::VaesAvx2(k2)) => d.xts_unit(k2, &mut t, io, decrypt),
+            #[cfg(target_arch = "x86_64")]
+            (Inner::AesNi(d), Inner::AesNi(k2)) => d.xts_unit(k2, &mut t, io, decrypt),
+            _ => {
+                tweak_key.encrypt_block(&mut t);
+                if decrypt {
+                    self.kernels().xts_decrypt(&mut t, io);
+                } else {
+                    self.kernels().xts_encrypt(&mut t, io);
+                }
+            }
         }
     }
 

@@ -10,6 +10,10 @@
 //! `K: Borrow<Aes>` such as `Arc<Aes>`), so one expanded key can serve many
 //! messages with fresh IVs without being copied or re-expanded.
 //!
+//! * [`Xts`] encrypts data units (disk sectors) of 16 bytes or more under a
+//!   tweak or sector number, with ciphertext stealing, one unit or a buffer
+//!   of consecutive units per call.
+//!
 //! Every operation has an in-place form (`encrypt`, `apply_keystream`, ...)
 //! and a separate-buffers form (`..._to`) that reads one slice and writes
 //! another of the same length.
@@ -20,12 +24,14 @@ mod ctr;
 mod ecb;
 mod ofb;
 pub mod padding;
+mod xts;
 
 pub use cbc::Cbc;
 pub use cfb::{Cfb8, Cfb128};
 pub use ctr::Ctr;
 pub use ecb::Ecb;
 pub use ofb::Ofb;
+pub use xts::{MAX_DATA_UNIT, Xts, sector_tweak};
 
 use crate::aes::{BLOCK_SIZE, Block};
 use crate::error::{Error, Result};
