@@ -14,23 +14,26 @@ pub enum Backend {
     AesNi,
     /// VAES on 256-bit ymm registers with AVX2.
     VaesAvx2,
-    /// VAES on 512-bit zmm registers with AVX-512 (not implemented yet).
+    /// VAES on 512-bit zmm registers with AVX-512.
     VaesAvx512,
     /// AVX2 without AES instructions (ChaCha20, Poly1305).
     Avx2,
+    /// AVX-512 without AES instructions (ChaCha20 on zmm, Poly1305 with IFMA).
+    Avx512,
 }
 
 impl Backend {
     /// Every backend name hwcrypt knows, implemented or not.
-    pub const ALL: [Backend; 5] = [
+    pub const ALL: [Backend; 6] = [
         Backend::Soft,
         Backend::AesNi,
         Backend::VaesAvx2,
         Backend::VaesAvx512,
         Backend::Avx2,
+        Backend::Avx512,
     ];
 
-    /// The stable name: `soft`, `aesni`, `vaes-avx2`, `vaes-avx512`, `avx2`.
+    /// The stable name: `soft`, `aesni`, `vaes-avx2`, `vaes-avx512`, `avx2`, `avx512`.
     pub const fn name(self) -> &'static str {
         match self {
             Backend::Soft => "soft",
@@ -38,6 +41,7 @@ impl Backend {
             Backend::VaesAvx2 => "vaes-avx2",
             Backend::VaesAvx512 => "vaes-avx512",
             Backend::Avx2 => "avx2",
+            Backend::Avx512 => "avx512",
         }
     }
 }

@@ -106,6 +106,31 @@ pub const VAES_AVX2_FEATURES: &[Feature] = &[
     Feature::Avx2,
     Feature::Vaes,
 ];
+/// Features a `vaes-avx512` backend needs (zmm VAES/VPCLMULQDQ with 512-bit
+/// masks and byte shuffles; AES-NI for key setup and single blocks).
+pub const VAES_AVX512_FEATURES: &[Feature] = &[
+    Feature::Aes,
+    Feature::Pclmulqdq,
+    Feature::Ssse3,
+    Feature::Avx,
+    Feature::Avx2,
+    Feature::Vaes,
+    Feature::Vpclmulqdq,
+    Feature::Avx512f,
+    Feature::Avx512vl,
+    Feature::Avx512bw,
+    Feature::Avx512dq,
+];
+/// Features the `avx512` ChaCha20-Poly1305 backend needs (zmm ChaCha20;
+/// Poly1305 with 52-bit multiply-add).
+pub const CHACHA20_AVX512_FEATURES: &[Feature] = &[
+    Feature::Avx,
+    Feature::Avx2,
+    Feature::Avx512f,
+    Feature::Avx512vl,
+    Feature::Avx512bw,
+    Feature::Avx512ifma,
+];
 /// Features the `avx2` ChaCha20-Poly1305 backend needs.
 pub const CHACHA20_AVX2_FEATURES: &[Feature] = &[Feature::Avx, Feature::Avx2];
 

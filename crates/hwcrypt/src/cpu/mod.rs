@@ -45,11 +45,15 @@ pub enum Feature {
     Avx512vl,
     /// AVX-512 Byte and Word instructions.
     Avx512bw,
+    /// AVX-512 Doubleword and Quadword instructions.
+    Avx512dq,
+    /// AVX-512 52-bit integer multiply-add (`vpmadd52luq`/`vpmadd52huq`).
+    Avx512ifma,
 }
 
 impl Feature {
     /// Every feature, in the order they are printed.
-    pub const ALL: [Feature; 10] = [
+    pub const ALL: [Feature; 12] = [
         Feature::Aes,
         Feature::Pclmulqdq,
         Feature::Ssse3,
@@ -60,6 +64,8 @@ impl Feature {
         Feature::Avx512f,
         Feature::Avx512vl,
         Feature::Avx512bw,
+        Feature::Avx512dq,
+        Feature::Avx512ifma,
     ];
 
     /// The stable lower-case name, as used in `HWCRYPT_CPU` and `/proc/cpuinfo`.
@@ -75,6 +81,8 @@ impl Feature {
             Feature::Avx512f => "avx512f",
             Feature::Avx512vl => "avx512vl",
             Feature::Avx512bw => "avx512bw",
+            Feature::Avx512dq => "avx512dq",
+            Feature::Avx512ifma => "avx512ifma",
         }
     }
 
@@ -97,7 +105,9 @@ impl Feature {
             Feature::Vaes => Features::of(&[Feature::Avx, Feature::Aes]),
             Feature::Vpclmulqdq => Features::of(&[Feature::Avx, Feature::Pclmulqdq]),
             Feature::Avx512f => Features::of(&[Feature::Avx2]),
-            Feature::Avx512vl | Feature::Avx512bw => Features::of(&[Feature::Avx512f]),
+            Feature::Avx512vl | Feature::Avx512bw | Feature::Avx512dq | Feature::Avx512ifma => {
+                Features::of(&[Feature::Avx512f])
+            }
         }
     }
 }

@@ -24,6 +24,8 @@ pub(super) fn detect() -> Features {
         "avx512f" => Feature::Avx512f,
         "avx512vl" => Feature::Avx512vl,
         "avx512bw" => Feature::Avx512bw,
+        "avx512dq" => Feature::Avx512dq,
+        "avx512ifma" => Feature::Avx512ifma,
     }
     Features::of(&list)
 }
