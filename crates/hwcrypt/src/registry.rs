@@ -178,6 +178,13 @@ static TABLE: &[Implementation] = &[
     #[cfg(target_arch = "x86_64")]
     row(
         Algorithm::AesXts,
+        Backend::VaesAvx512,
+        400,
+        VAES_AVX512_FEATURES,
+    ),
+    #[cfg(target_arch = "x86_64")]
+    row(
+        Algorithm::AesXts,
         Backend::VaesAvx2,
         300,
         VAES_AVX2_FEATURES,
