@@ -310,10 +310,16 @@ fn xts<const R: usize, const DEC: bool>(
             let x = xts_cipher::<8, R, DEC>(&rk, d, &tw);
             store_n::<8>(dst.add(16 * done), x);
         }
-        for t in &mut tw {
-            *t = mul_x32(*t);
-        }
         done += 32;
+        if done == blocks {
+            // The last iteration (every unit of 32k blocks: 512 B, 4 KiB):
+            // only the tweak after the unit is still needed.
+            tw[0] = mul_x32(tw[0]);
+        } else {
+            for t in &mut tw {
+                *t = mul_x32(*t);
+            }
+        }
     }
     // The tail (under 32 blocks): at most one chunk each of 4, 2 and 1
     // registers (16, 8, 4 blocks), then 1-3 blocks masked; the tweak
