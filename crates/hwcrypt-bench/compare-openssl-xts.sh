@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# AES-XTS next to `openssl speed -evp aes-{128,256}-xts`, interleaved per cell
-# (OpenSSL, hwcrypt vaes-avx512, vaes-avx2, aesni, bulk, OpenSSL) so all see the same
-# machine state. One data unit per call with the same tweak, as `openssl
-# speed` does (-bytes N = one N-byte data unit per EVP call); `bulk` is
-# `Xts::encrypt_units` over 64 KiB of N-byte sectors per call. Prints GB/s
+# AES-XTS next to `openssl speed -evp aes-{128,256}-xts`, interleaved per
+# cell (OpenSSL, hwcrypt vaes-avx512, vaes-avx2, aesni, bulk vaes-avx512,
+# bulk vaes-avx2, OpenSSL) so all see the same machine state. One data unit
+# per call with the same tweak, as `openssl speed` does (-bytes N = one
+# N-byte data unit per EVP call); `bulk` is `Xts::encrypt_units` over 64 KiB
+# of N-byte sectors per call (XTS_BULK_BYTES=16384 for 16 KiB). Prints GB/s
 # and ratios to mean(OpenSSL before, after). A backend this CPU cannot run
 # (e.g. vaes-avx512 without AVX-512) prints as n/a.
 #
