@@ -11,7 +11,9 @@
 //! multiply of the 32 bits shifted out by 0x87, work that runs beside the
 //! AES rounds on the other vector pipes. Tails of 1-3 blocks use masked
 //! loads and stores (`vmovdqu8` with a k-mask), so no block goes through a
-//! narrower path.
+//! narrower path. A one-unit call encrypts its tweak in the kernel and, for
+//! a unit that is not a whole number of blocks, also does the ciphertext
+//! stealing there (two xmm blocks, the partial one masked).
 //!
 //! Every other kernel (ECB, CBC, CTR, CFB, OFB, single blocks) runs on the
 //! `vaes-avx2` key kept alongside: this backend is registered for `aes-xts`
