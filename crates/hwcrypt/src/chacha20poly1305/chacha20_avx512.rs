@@ -122,7 +122,7 @@ type State16 = [__m512i; 16];
 
 /// The 16-block state for `state` with block counters `state[12] + 0..16`.
 #[inline]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
 fn init16(state: &[u32; 16]) -> State16 {
     let mut x: State16 = core::array::from_fn(|i| _mm512_set1_epi32(state[i] as i32));
     x[12] = _mm512_add_epi32(
@@ -134,32 +134,49 @@ fn init16(state: &[u32; 16]) -> State16 {
 
 /// Moves all 16 block counters on by 16.
 #[inline]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
 fn next16(x: &mut State16) {
     x[12] = _mm512_add_epi32(x[12], _mm512_set1_epi32(16));
 }
 
-/// Four quarter rounds side by side on the words named by `q`.
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn quarter4(x: &mut State16, q: [[usize; 4]; 4]) {
-    // a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; then 8 and 7.
-    for [a, b, _, d] in q {
-        x[a] = _mm512_add_epi32(x[a], x[b]);
-        x[d] = _mm512_rol_epi32::<16>(_mm512_xor_si512(x[d], x[a]));
-    }
-    for [_, b, c, d] in q {
-        x[c] = _mm512_add_epi32(x[c], x[d]);
-        x[b] = _mm512_rol_epi32::<12>(_mm512_xor_si512(x[b], x[c]));
-    }
-    for [a, b, _, d] in q {
-        x[a] = _mm512_add_epi32(x[a], x[b]);
-        x[d] = _mm512_rol_epi32::<8>(_mm512_xor_si512(x[d], x[a]));
-    }
-    for [_, b, c, d] in q {
-        x[c] = _mm512_add_epi32(x[c], x[d]);
-        x[b] = _mm512_rol_epi32::<7>(_mm512_xor_si512(x[b], x[c]));
-    }
+/// Four quarter rounds side by side on the words of `$x` named by `$q`
+/// (a macro, not a function: it must be inlined into the kernel so the 16
+/// state words stay in registers).
+macro_rules! quarter4 {
+    ($x:ident, $q:expr) => {{
+        let q: [[usize; 4]; 4] = $q;
+        // a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; then 8 and 7.
+        for [a, b, _, d] in q {
+            $x[a] = _mm512_add_epi32($x[a], $x[b]);
+            $x[d] = _mm512_rol_epi32::<16>(_mm512_xor_si512($x[d], $x[a]));
+        }
+        for [_, b, c, d] in q {
+            $x[c] = _mm512_add_epi32($x[c], $x[d]);
+            $x[b] = _mm512_rol_epi32::<12>(_mm512_xor_si512($x[b], $x[c]));
+        }
+        for [a, b, _, d] in q {
+            $x[a] = _mm512_add_epi32($x[a], $x[b]);
+            $x[d] = _mm512_rol_epi32::<8>(_mm512_xor_si512($x[d], $x[a]));
+        }
+        for [_, b, c, d] in q {
+            $x[c] = _mm512_add_epi32($x[c], $x[d]);
+            $x[b] = _mm512_rol_epi32::<7>(_mm512_xor_si512($x[b], $x[c]));
+        }
+    }};
+}
+
+/// Work spread over the 10 double rounds of a batch (the stitched
+/// Poly1305). `step` must inline into the kernel: a call there would spill
+/// every state register (all vector registers are caller-saved).
+trait Between {
+    /// Runs after double round `i` (0..10).
+    fn step(&mut self, i: usize);
+}
+
+/// Nothing between the rounds.
+impl Between for () {
+    #[inline(always)]
+    fn step(&mut self, _: usize) {}
 }
 
 /// Column and diagonal word quadruples `(a, b, c, d)`.
@@ -169,7 +186,7 @@ const DIAGONALS: [[usize; 4]; 4] = [[0, 5, 10, 15], [1, 6, 11, 12], [2, 7, 8, 13
 /// Four 128-bit lanes of each of `u[0..4]` transposed: result `l` is lane
 /// `l` of `u[0]`, `u[1]`, `u[2]`, `u[3]`.
 #[inline]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
 fn lanes4x4(u: [__m512i; 4]) -> [__m512i; 4] {
     let s0 = _mm512_shuffle_i32x4::<0x88>(u[0], u[1]); // u0.0 u0.2 u1.0 u1.2
     let s1 = _mm512_shuffle_i32x4::<0xdd>(u[0], u[1]); // u0.1 u0.3 u1.1 u1.3
@@ -184,16 +201,16 @@ fn lanes4x4(u: [__m512i; 4]) -> [__m512i; 4] {
 }
 
 /// 16 ChaCha20 blocks of `init` in byte order: register `b` is block `b`
-/// (keystream bytes `64b..64b + 64`). `between(i)` runs after double round
+/// (keystream bytes `64b..64b + 64`). `between.step(i)` runs after double round
 /// `i` (0..10): the stitched Poly1305 work goes there.
 #[inline]
-#[target_feature(enable = "avx512f")]
-fn blocks16<F: FnMut(usize)>(init: &State16, mut between: F) -> [__m512i; 16] {
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+fn blocks16<B: Between>(init: &State16, between: &mut B) -> [__m512i; 16] {
     let mut x = *init;
     for i in 0..10 {
-        quarter4(&mut x, COLUMNS);
-        quarter4(&mut x, DIAGONALS);
-        between(i);
+        quarter4!(x, COLUMNS);
+        quarter4!(x, DIAGONALS);
+        between.step(i);
     }
     for (xi, si) in x.iter_mut().zip(init) {
         *xi = _mm512_add_epi32(*xi, *si);
@@ -227,8 +244,8 @@ fn blocks16<F: FnMut(usize)>(init: &State16, mut between: F) -> [__m512i; 16] {
 /// `b`); registers past `4 * SETS` are zero. `between(i)` runs after double
 /// round `i`, as in [`blocks16`].
 #[inline]
-#[target_feature(enable = "avx512f")]
-fn rows<const SETS: usize, F: FnMut(usize)>(state: &[u32; 16], mut between: F) -> [__m512i; 16] {
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+fn rows<const SETS: usize, B: Between>(state: &[u32; 16], between: &mut B) -> [__m512i; 16] {
     let row = |i: usize| {
         _mm512_broadcast_i32x4(_mm_setr_epi32(
             state[i] as i32,
@@ -276,7 +293,7 @@ fn rows<const SETS: usize, F: FnMut(usize)>(state: &[u32; 16], mut between: F) -
             c[s] = _mm512_shuffle_epi32::<0x4e>(c[s]);
             d[s] = _mm512_shuffle_epi32::<0x39>(d[s]);
         }
-        between(i);
+        between.step(i);
     }
     let mut out = [_mm512_setzero_si512(); 16];
     for s in 0..SETS {
@@ -295,16 +312,16 @@ fn rows<const SETS: usize, F: FnMut(usize)>(state: &[u32; 16], mut between: F) -
 /// (`x` is the same position as a 16-block state): the row layout for up to
 /// 8 blocks, else a full 16-block batch. Registers in byte order.
 #[inline]
-#[target_feature(enable = "avx512f")]
-fn tail_keystream<F: FnMut(usize)>(
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+fn tail_keystream<B: Between>(
     x: &State16,
     state: &[u32; 16],
     n: usize,
-    between: F,
+    between: &mut B,
 ) -> [__m512i; 16] {
     match n {
-        0..=256 => rows::<1, F>(state, between),
-        257..=512 => rows::<2, F>(state, between),
+        0..=256 => rows::<1, B>(state, between),
+        257..=512 => rows::<2, B>(state, between),
         _ => blocks16(x, between),
     }
 }
@@ -324,7 +341,7 @@ fn byte_mask(n: usize) -> __mmask64 {
 /// `src` must be valid for reading and `dst` for writing `n` bytes; they are
 /// equal or do not overlap.
 #[inline]
-#[target_feature(enable = "avx512f,avx512bw")]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
 unsafe fn xor_partial(src: *const u8, dst: *mut u8, ks: &[__m512i], first: usize, n: usize) {
     debug_assert!(n <= 64 * (ks.len() - first));
     for j in 0..n.div_ceil(64) {
@@ -344,7 +361,7 @@ unsafe fn xor_partial(src: *const u8, dst: *mut u8, ks: &[__m512i], first: usize
 
 /// Overwrites vector registers spilled to memory (volatile, not optimised away).
 #[inline]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
 fn wipe(ks: &mut [__m512i]) {
     for k in ks.iter_mut() {
         // SAFETY: `k` is a valid, aligned `__m512i`.
@@ -401,7 +418,7 @@ struct Mult {
 impl Mult {
     /// From per-lane values (radix 2^44 limbs, `lanes[j]` for lane `j`).
     #[inline]
-    #[target_feature(enable = "avx512f")]
+    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
     fn new(lanes: &[[u64; 3]; 8]) -> Mult {
         let limb = |k: usize| {
             _mm512_setr_epi64(
@@ -425,7 +442,7 @@ impl Mult {
     }
 
     #[inline]
-    #[target_feature(enable = "avx512f")]
+    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
     fn wipe(&mut self) {
         wipe(&mut self.r);
         wipe(&mut self.s);
@@ -435,62 +452,75 @@ impl Mult {
 /// `h·m` lane-wise, partially reduced: limbs below 2^44, 2^44 + 1, 2^42.
 /// Inputs: limbs of `h` below 2^52 (in practice below 2^46), of `m` below
 /// 2^44 (2^43 for the top one).
-#[inline]
-#[target_feature(enable = "avx512f,avx512ifma")]
-fn mul_lanes(h: [__m512i; 3], m: &Mult) -> [__m512i; 3] {
-    let z = _mm512_setzero_si512();
-    let [r0, r1, r2] = m.r;
-    let [s1, s2] = m.s;
-    // d0 = h0 r0 + h1·20 r2 + h2·20 r1
-    // d1 = h0 r1 + h1 r0 + h2·20 r2
-    // d2 = h0 r2 + h1 r1 + h2 r0
-    // each as the sum of the low 52 bits (lo) and of the high bits (hi,
-    // worth 2^52 = 2^8 · 2^44, so it moves up one limb shifted by 8).
-    let lo0 = _mm512_madd52lo_epu64(z, h[0], r0);
-    let hi0 = _mm512_madd52hi_epu64(z, h[0], r0);
-    let lo1 = _mm512_madd52lo_epu64(z, h[0], r1);
-    let hi1 = _mm512_madd52hi_epu64(z, h[0], r1);
-    let lo2 = _mm512_madd52lo_epu64(z, h[0], r2);
-    let hi2 = _mm512_madd52hi_epu64(z, h[0], r2);
-    let lo0 = _mm512_madd52lo_epu64(lo0, h[1], s2);
-    let hi0 = _mm512_madd52hi_epu64(hi0, h[1], s2);
-    let lo1 = _mm512_madd52lo_epu64(lo1, h[1], r0);
-    let hi1 = _mm512_madd52hi_epu64(hi1, h[1], r0);
-    let lo2 = _mm512_madd52lo_epu64(lo2, h[1], r1);
-    let hi2 = _mm512_madd52hi_epu64(hi2, h[1], r1);
-    let lo0 = _mm512_madd52lo_epu64(lo0, h[2], s1);
-    let hi0 = _mm512_madd52hi_epu64(hi0, h[2], s1);
-    let lo1 = _mm512_madd52lo_epu64(lo1, h[2], s2);
-    let hi1 = _mm512_madd52hi_epu64(hi1, h[2], s2);
-    let lo2 = _mm512_madd52lo_epu64(lo2, h[2], r0);
-    let hi2 = _mm512_madd52hi_epu64(hi2, h[2], r0);
-    // hi2 sits at 2^(88 + 52) = 2^140 ≡ 5·2^10 = 5120.
-    let t0 = _mm512_add_epi64(
-        lo0,
-        _mm512_add_epi64(_mm512_slli_epi64::<12>(hi2), _mm512_slli_epi64::<10>(hi2)),
-    );
-    let t1 = _mm512_add_epi64(lo1, _mm512_slli_epi64::<8>(hi0));
-    let t2 = _mm512_add_epi64(lo2, _mm512_slli_epi64::<8>(hi1));
-    carry(t0, t1, t2)
+///
+/// Always inlined (it runs inside the ChaCha20 kernel), so it carries no
+/// `#[target_feature]`.
+///
+/// # Safety
+/// The CPU must support AVX-512F and AVX512-IFMA.
+#[inline(always)]
+unsafe fn mul_lanes(h: [__m512i; 3], m: &Mult) -> [__m512i; 3] {
+    // SAFETY: AVX-512F/IFMA instructions on registers (caller: supported).
+    unsafe {
+        let z = _mm512_setzero_si512();
+        let [r0, r1, r2] = m.r;
+        let [s1, s2] = m.s;
+        // d0 = h0 r0 + h1·20 r2 + h2·20 r1
+        // d1 = h0 r1 + h1 r0 + h2·20 r2
+        // d2 = h0 r2 + h1 r1 + h2 r0
+        // each as the sum of the low 52 bits (lo) and of the high bits (hi,
+        // worth 2^52 = 2^8 · 2^44, so it moves up one limb shifted by 8).
+        let lo0 = _mm512_madd52lo_epu64(z, h[0], r0);
+        let hi0 = _mm512_madd52hi_epu64(z, h[0], r0);
+        let lo1 = _mm512_madd52lo_epu64(z, h[0], r1);
+        let hi1 = _mm512_madd52hi_epu64(z, h[0], r1);
+        let lo2 = _mm512_madd52lo_epu64(z, h[0], r2);
+        let hi2 = _mm512_madd52hi_epu64(z, h[0], r2);
+        let lo0 = _mm512_madd52lo_epu64(lo0, h[1], s2);
+        let hi0 = _mm512_madd52hi_epu64(hi0, h[1], s2);
+        let lo1 = _mm512_madd52lo_epu64(lo1, h[1], r0);
+        let hi1 = _mm512_madd52hi_epu64(hi1, h[1], r0);
+        let lo2 = _mm512_madd52lo_epu64(lo2, h[1], r1);
+        let hi2 = _mm512_madd52hi_epu64(hi2, h[1], r1);
+        let lo0 = _mm512_madd52lo_epu64(lo0, h[2], s1);
+        let hi0 = _mm512_madd52hi_epu64(hi0, h[2], s1);
+        let lo1 = _mm512_madd52lo_epu64(lo1, h[2], s2);
+        let hi1 = _mm512_madd52hi_epu64(hi1, h[2], s2);
+        let lo2 = _mm512_madd52lo_epu64(lo2, h[2], r0);
+        let hi2 = _mm512_madd52hi_epu64(hi2, h[2], r0);
+        // hi2 sits at 2^(88 + 52) = 2^140 ≡ 5·2^10 = 5120.
+        let t0 = _mm512_add_epi64(
+            lo0,
+            _mm512_add_epi64(_mm512_slli_epi64::<12>(hi2), _mm512_slli_epi64::<10>(hi2)),
+        );
+        let t1 = _mm512_add_epi64(lo1, _mm512_slli_epi64::<8>(hi0));
+        let t2 = _mm512_add_epi64(lo2, _mm512_slli_epi64::<8>(hi1));
+        carry(t0, t1, t2)
+    }
 }
 
 /// Carries limbs below 2^60 down to 44/44/42 bits (the top limb's carry
 /// comes back times 5); the middle limb may end at 2^44.
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn carry(t0: __m512i, t1: __m512i, t2: __m512i) -> [__m512i; 3] {
-    let m44 = _mm512_set1_epi64(M44 as i64);
-    let m42 = _mm512_set1_epi64(M42 as i64);
-    let t1 = _mm512_add_epi64(t1, _mm512_srli_epi64::<44>(t0));
-    let t0 = _mm512_and_si512(t0, m44);
-    let t2 = _mm512_add_epi64(t2, _mm512_srli_epi64::<44>(t1));
-    let t1 = _mm512_and_si512(t1, m44);
-    let c = _mm512_srli_epi64::<42>(t2);
-    let t2 = _mm512_and_si512(t2, m42);
-    let t0 = _mm512_add_epi64(t0, _mm512_add_epi64(c, _mm512_slli_epi64::<2>(c)));
-    let t1 = _mm512_add_epi64(t1, _mm512_srli_epi64::<44>(t0));
-    let t0 = _mm512_and_si512(t0, m44);
-    [t0, t1, t2]
+///
+/// # Safety
+/// The CPU must support AVX-512F.
+#[inline(always)]
+unsafe fn carry(t0: __m512i, t1: __m512i, t2: __m512i) -> [__m512i; 3] {
+    // SAFETY: AVX-512F instructions on registers (caller: supported).
+    unsafe {
+        let m44 = _mm512_set1_epi64(M44 as i64);
+        let m42 = _mm512_set1_epi64(M42 as i64);
+        let t1 = _mm512_add_epi64(t1, _mm512_srli_epi64::<44>(t0));
+        let t0 = _mm512_and_si512(t0, m44);
+        let t2 = _mm512_add_epi64(t2, _mm512_srli_epi64::<44>(t1));
+        let t1 = _mm512_and_si512(t1, m44);
+        let c = _mm512_srli_epi64::<42>(t2);
+        let t2 = _mm512_and_si512(t2, m42);
+        let t0 = _mm512_add_epi64(t0, _mm512_add_epi64(c, _mm512_slli_epi64::<2>(c)));
+        let t1 = _mm512_add_epi64(t1, _mm512_srli_epi64::<44>(t0));
+        let t0 = _mm512_and_si512(t0, m44);
+        [t0, t1, t2]
+    }
 }
 
 /// The vector Poly1305 state: 8 lane accumulators, the multiplier r^8 for
@@ -507,7 +537,7 @@ pub(crate) struct Ifma {
 impl Ifma {
     /// Takes over from `poly` (its accumulator moves into lane 0).
     #[inline]
-    #[target_feature(enable = "avx512f")]
+    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
     pub(crate) fn new(poly: &Poly1305) -> Ifma {
         // r^1..r^8, each partially reduced, in radix 2^44.
         let mut pow = [[0u64; 3]; 8];
@@ -532,50 +562,51 @@ impl Ifma {
     }
 
     /// Absorbs the 8 whole blocks at `p`: `h = h·r^8 + m` lane-wise (just
-    /// `h + m` for the first group).
+    /// `h + m` for the first group). Always inlined (it runs inside the
+    /// ChaCha20 kernel), so it carries no `#[target_feature]`.
     ///
     /// # Safety
-    /// `p` must be valid for reading 128 bytes.
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512ifma")]
+    /// The CPU must support AVX-512F and AVX512-IFMA; `p` must be valid for
+    /// reading 128 bytes.
+    #[inline(always)]
     pub(crate) unsafe fn absorb(&mut self, p: *const u8) {
-        // SAFETY: 128 readable bytes at `p` (caller); unaligned loads are allowed.
-        let (a, b) = unsafe {
-            (
-                _mm512_loadu_si512(p.cast()),
-                _mm512_loadu_si512(p.add(64).cast()),
-            )
-        };
-        // Low and high 64-bit halves of blocks 0..8, one block per lane.
-        let lo = _mm512_permutex2var_epi64(a, _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), b);
-        let hi = _mm512_permutex2var_epi64(a, _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15), b);
-        let m44 = _mm512_set1_epi64(M44 as i64);
-        let m0 = _mm512_and_si512(lo, m44);
-        let m1 = _mm512_and_si512(
-            _mm512_or_si512(_mm512_srli_epi64::<44>(lo), _mm512_slli_epi64::<20>(hi)),
-            m44,
-        );
-        // Bit 128 (2^(88 + 40)) marks a whole block.
-        let m2 = _mm512_or_si512(_mm512_srli_epi64::<24>(hi), _mm512_set1_epi64(1 << 40));
-        let h = if self.started {
-            mul_lanes(self.h, &self.r8)
-        } else {
-            self.h
-        };
-        self.started = true;
-        self.h = [
-            _mm512_add_epi64(h[0], m0),
-            _mm512_add_epi64(h[1], m1),
-            _mm512_add_epi64(h[2], m2),
-        ];
+        // SAFETY: AVX-512F/IFMA instructions (supported, caller); 128
+        // readable bytes at `p` (caller); unaligned loads are allowed.
+        unsafe {
+            let a = _mm512_loadu_si512(p.cast());
+            let b = _mm512_loadu_si512(p.add(64).cast());
+            // Low and high 64-bit halves of blocks 0..8, one block per lane.
+            let lo = _mm512_permutex2var_epi64(a, _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), b);
+            let hi = _mm512_permutex2var_epi64(a, _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15), b);
+            let m44 = _mm512_set1_epi64(M44 as i64);
+            let m0 = _mm512_and_si512(lo, m44);
+            let m1 = _mm512_and_si512(
+                _mm512_or_si512(_mm512_srli_epi64::<44>(lo), _mm512_slli_epi64::<20>(hi)),
+                m44,
+            );
+            // Bit 128 (2^(88 + 40)) marks a whole block.
+            let m2 = _mm512_or_si512(_mm512_srli_epi64::<24>(hi), _mm512_set1_epi64(1 << 40));
+            let h = if self.started {
+                mul_lanes(self.h, &self.r8)
+            } else {
+                self.h
+            };
+            self.started = true;
+            self.h = [
+                _mm512_add_epi64(h[0], m0),
+                _mm512_add_epi64(h[1], m1),
+                _mm512_add_epi64(h[2], m2),
+            ];
+        }
     }
 
     /// Folds the lanes back into `poly`'s accumulator and wipes the state.
     #[inline]
-    #[target_feature(enable = "avx512f,avx512ifma")]
+    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
     pub(crate) fn finish(mut self, poly: &mut Poly1305) {
         if self.started {
-            let [h0, h1, h2] = mul_lanes(self.h, &self.last);
+            // SAFETY: this function requires AVX-512F and IFMA.
+            let [h0, h1, h2] = unsafe { mul_lanes(self.h, &self.last) };
             // Each lane limb is below 2^45, so the sums stay below 2^48.
             let mut l = [
                 _mm512_reduce_add_epi64(h0) as u64,
@@ -596,7 +627,7 @@ impl Ifma {
 // ---------------------------------------------------------------------------
 
 /// Plain ChaCha20 over `io` from block `state[12]`.
-#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
 fn xor_keystream(state: &[u32; 16], mut io: InOut<'_>) {
     let len = io.len();
     let src = io.src_ptr();
@@ -604,7 +635,7 @@ fn xor_keystream(state: &[u32; 16], mut io: InOut<'_>) {
     let mut x = init16(state);
     let mut off = 0;
     while len - off >= BATCH {
-        let mut ks = blocks16(&x, |_| {});
+        let mut ks = blocks16(&x, &mut ());
         // SAFETY: off + 1024 <= len; in place src == dst, else disjoint.
         unsafe { xor_partial(src.add(off), dst.add(off), &ks, 0, BATCH) };
         wipe(&mut ks);
@@ -614,7 +645,7 @@ fn xor_keystream(state: &[u32; 16], mut io: InOut<'_>) {
     if off < len {
         let mut st = *state;
         st[12] = st[12].wrapping_add((off / 64) as u32);
-        let mut ks = tail_keystream(&x, &st, len - off, |_| {});
+        let mut ks = tail_keystream(&x, &st, len - off, &mut ());
         st.zeroize();
         // SAFETY: the `len - off` (< 1024) bytes from `off` are inside both ranges.
         unsafe { xor_partial(src.add(off), dst.add(off), &ks, 0, len - off) };
@@ -625,7 +656,7 @@ fn xor_keystream(state: &[u32; 16], mut io: InOut<'_>) {
 
 /// ChaCha20-Poly1305 seal (`SEAL`) or open, stitched as the module docs
 /// describe; returns the tag over `aad` and the ciphertext.
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512ifma")]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
 fn aead<const SEAL: bool>(
     key: &[u32; 8],
     nonce: &[u32; 3],
@@ -654,9 +685,9 @@ fn aead<const SEAL: bool>(
 
     if len <= SHORT_MAX {
         let mut ks = if len <= 3 * 64 {
-            rows::<1, _>(&state, |_| {})
+            rows::<1, _>(&state, &mut ())
         } else {
-            rows::<2, _>(&state, |_| {})
+            rows::<2, _>(&state, &mut ())
         };
         state.zeroize();
         let mut poly = poly_from_block0(ks[0]);
@@ -675,7 +706,7 @@ fn aead<const SEAL: bool>(
     }
 
     let mut x = init16(&state);
-    let mut ks = blocks16(&x, |_| {});
+    let mut ks = blocks16(&x, &mut ());
     let mut poly = poly_from_block0(ks[0]);
     poly.update_padded(aad);
     let vector = len >= IFMA_MIN;
@@ -728,33 +759,31 @@ fn aead<const SEAL: bool>(
                 debug_assert!(groups <= 8);
                 let base = mac(absorbed, groups * GROUP).as_ptr();
                 absorbed += groups * GROUP;
-                let between = |i: usize| {
-                    if i < groups {
-                        // SAFETY: group i of the `groups` whole groups at
-                        // `base`, inside the ciphertext and not written
-                        // during this batch.
-                        unsafe { v.absorb(base.add(GROUP * i)) };
-                    }
+                let mut between = IfmaSteps {
+                    v,
+                    base,
+                    groups,
+                    _detected: Avx512 { _detected: () },
                 };
                 if n == BATCH {
-                    blocks16(&x, between)
+                    blocks16(&x, &mut between)
                 } else {
-                    tail_keystream(&x, &state, n, between)
+                    tail_keystream(&x, &state, n, &mut between)
                 }
             }
             None => {
                 let nb = (ready - absorbed) / 16;
                 let m = mac(absorbed, nb * 16);
                 absorbed += nb * 16;
-                let p = &mut poly;
-                let between = |i: usize| {
-                    let (lo, hi) = share(i, nb);
-                    p.blocks(&m[lo..hi]);
+                let mut between = ScalarSteps {
+                    poly: &mut poly,
+                    m,
+                    nb,
                 };
                 if n == BATCH {
-                    blocks16(&x, between)
+                    blocks16(&x, &mut between)
                 } else {
-                    tail_keystream(&x, &state, n, between)
+                    tail_keystream(&x, &state, n, &mut between)
                 }
             }
         };
@@ -788,9 +817,47 @@ fn aead<const SEAL: bool>(
     poly.finish_aead(aad.len() as u64, len as u64)
 }
 
+/// The scalar Poly1305 of the `nb` blocks of `m`, a tenth per double round.
+struct ScalarSteps<'a> {
+    poly: &'a mut Poly1305,
+    m: &'a [u8],
+    nb: usize,
+}
+
+impl Between for ScalarSteps<'_> {
+    #[inline(always)]
+    fn step(&mut self, i: usize) {
+        let (lo, hi) = share(i, self.nb);
+        self.poly.blocks(&self.m[lo..hi]);
+    }
+}
+
+/// The vector Poly1305 of `groups` (at most 8) whole groups at `base`, one
+/// per double round.
+struct IfmaSteps<'a> {
+    v: &'a mut Ifma,
+    base: *const u8,
+    groups: usize,
+    /// The CPU runs the IFMA code.
+    _detected: Avx512,
+}
+
+impl Between for IfmaSteps<'_> {
+    #[inline(always)]
+    fn step(&mut self, i: usize) {
+        if i < self.groups {
+            // SAFETY: the features were detected (`_detected`); group i of
+            // the `groups` whole groups at `base`, which the maker of this
+            // value keeps inside the ciphertext and unwritten during the
+            // batch.
+            unsafe { self.v.absorb(self.base.add(GROUP * i)) };
+        }
+    }
+}
+
 /// The Poly1305 computation keyed by the first 32 bytes of block 0.
 #[inline]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
 fn poly_from_block0(block0: __m512i) -> Poly1305 {
     let mut poly_key = [0u8; 32];
     // SAFETY: `poly_key` is 32 writable bytes; unaligned stores are allowed.
