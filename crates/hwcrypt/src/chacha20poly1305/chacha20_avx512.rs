@@ -53,7 +53,9 @@ const SHORT_MAX: usize = 7 * 64;
 /// Messages from this length on use the IFMA Poly1305: below it the setup
 /// (key powers r^1..r^8) and the final fold cost more than the scalar code,
 /// which runs beside the vector ChaCha20 anyway.
-pub(crate) const IFMA_MIN: usize = 2048;
+pub(crate) const IFMA_MIN: usize = 1024;
+// The vector Poly1305 starts after the whole first batch.
+const _: () = assert!(IFMA_MIN > FIRST);
 /// Bytes the vector Poly1305 absorbs at once (8 blocks, one per lane).
 const GROUP: usize = 128;
 /// Ciphertext bytes the scalar Poly1305 absorbs before the vector one
