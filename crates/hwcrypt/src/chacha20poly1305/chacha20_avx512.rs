@@ -451,9 +451,11 @@ impl Mult {
     }
 }
 
-/// `h·m` lane-wise, partially reduced: limbs below 2^44, 2^44 + 1, 2^42.
-/// Inputs: limbs of `h` below 2^52 (in practice below 2^46), of `m` below
-/// 2^44 (2^43 for the top one).
+/// `h·m` lane-wise, partially reduced (limbs as [`carry`] leaves them).
+/// Inputs: limbs of `h` below 2^45.1, 2^45.1, 2^42.6 (a carried product
+/// plus a message block), of `m` below 2^44, 2^44, 2^43 (a partially
+/// reduced power of r); so each 3-term column sum is below 2^90, the
+/// `lo` sums below 2^54 and the `hi` sums below 2^38.
 ///
 /// Always inlined (it runs inside the ChaCha20 kernel), so it carries no
 /// `#[target_feature]`.
@@ -490,37 +492,39 @@ unsafe fn mul_lanes(h: [__m512i; 3], m: &Mult) -> [__m512i; 3] {
         let hi1 = _mm512_madd52hi_epu64(hi1, h[2], s2);
         let lo2 = _mm512_madd52lo_epu64(lo2, h[2], r0);
         let hi2 = _mm512_madd52hi_epu64(hi2, h[2], r0);
-        // hi2 sits at 2^(88 + 52) = 2^140 ≡ 5·2^10 = 5120.
-        let t0 = _mm512_add_epi64(
-            lo0,
-            _mm512_add_epi64(_mm512_slli_epi64::<12>(hi2), _mm512_slli_epi64::<10>(hi2)),
-        );
+        // hi2 sits at 2^(88 + 52) = 2^140 ≡ 5·2^10. With the bounds above
+        // hi2 < 2^38, so 5·(hi2 << 10) < 2^51: one
+        // multiply-add. (Written as shifts and adds, LLVM turns it into a
+        // 64-bit multiply, which AVX-512F lacks: 6 instructions.)
+        let t0 = _mm512_madd52lo_epu64(lo0, _mm512_slli_epi64::<10>(hi2), _mm512_set1_epi64(5));
         let t1 = _mm512_add_epi64(lo1, _mm512_slli_epi64::<8>(hi0));
         let t2 = _mm512_add_epi64(lo2, _mm512_slli_epi64::<8>(hi1));
         carry(t0, t1, t2)
     }
 }
 
-/// Carries limbs below 2^60 down to 44/44/42 bits (the top limb's carry
-/// comes back times 5); the middle limb may end at 2^44.
+/// One carry step on limbs below 2^55, all three in parallel (a serial
+/// carry chain would lengthen the dependency chain of every group): each
+/// limb keeps its low 44 (44, 42) bits and passes the rest up, the top
+/// limb's carry coming back times 5. Results are below 2^44 + 2^15,
+/// 2^44 + 2^11 and 2^42 + 2^11: enough for the next product (see
+/// [`mul_lanes`]).
 ///
 /// # Safety
-/// The CPU must support AVX-512F.
+/// The CPU must support AVX-512F and AVX512-IFMA.
 #[inline(always)]
 unsafe fn carry(t0: __m512i, t1: __m512i, t2: __m512i) -> [__m512i; 3] {
-    // SAFETY: AVX-512F instructions on registers (caller: supported).
+    // SAFETY: AVX-512F/IFMA instructions on registers (caller: supported).
     unsafe {
         let m44 = _mm512_set1_epi64(M44 as i64);
         let m42 = _mm512_set1_epi64(M42 as i64);
-        let t1 = _mm512_add_epi64(t1, _mm512_srli_epi64::<44>(t0));
-        let t0 = _mm512_and_si512(t0, m44);
-        let t2 = _mm512_add_epi64(t2, _mm512_srli_epi64::<44>(t1));
-        let t1 = _mm512_and_si512(t1, m44);
-        let c = _mm512_srli_epi64::<42>(t2);
-        let t2 = _mm512_and_si512(t2, m42);
-        let t0 = _mm512_add_epi64(t0, _mm512_add_epi64(c, _mm512_slli_epi64::<2>(c)));
-        let t1 = _mm512_add_epi64(t1, _mm512_srli_epi64::<44>(t0));
-        let t0 = _mm512_and_si512(t0, m44);
+        let c0 = _mm512_srli_epi64::<44>(t0);
+        let c1 = _mm512_srli_epi64::<44>(t1);
+        let c2 = _mm512_srli_epi64::<42>(t2);
+        // c2 < 2^13, so 5·c2 fits the 52-bit multiply-add.
+        let t0 = _mm512_madd52lo_epu64(_mm512_and_si512(t0, m44), c2, _mm512_set1_epi64(5));
+        let t1 = _mm512_add_epi64(_mm512_and_si512(t1, m44), c0);
+        let t2 = _mm512_add_epi64(_mm512_and_si512(t2, m42), c1);
         [t0, t1, t2]
     }
 }
