@@ -168,6 +168,13 @@ static TABLE: &[Implementation] = &[
     #[cfg(target_arch = "x86_64")]
     row(
         Algorithm::ChaCha20Poly1305,
+        Backend::Avx512,
+        300,
+        CHACHA20_AVX512_FEATURES,
+    ),
+    #[cfg(target_arch = "x86_64")]
+    row(
+        Algorithm::ChaCha20Poly1305,
         Backend::Avx2,
         200,
         CHACHA20_AVX2_FEATURES,
