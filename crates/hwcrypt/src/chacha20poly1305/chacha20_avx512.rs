@@ -57,7 +57,7 @@ const SHORT_MAX: usize = 7 * 64;
 /// Messages from this length on use the IFMA Poly1305: below it the setup
 /// (key powers r^1..r^8, a serial chain of scalar multiplies) and the final
 /// fold cost more than they save.
-pub(crate) const IFMA_MIN: usize = 1024;
+pub(crate) const IFMA_MIN: usize = 512;
 // The vector Poly1305 has whole groups to absorb after the scalar lead.
 const _: () = assert!(IFMA_MIN > LEAD + GROUP);
 /// Bytes the vector Poly1305 absorbs at once (8 blocks, one per lane).
