@@ -510,28 +510,32 @@ struct Mult {
 }
 
 impl Mult {
-    /// From per-lane values (radix 2^44 limbs, `lanes[j]` for lane `j`).
+    /// From per-lane limbs (radix 2^44, each below 2^45).
     #[inline]
     #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
-    fn new(lanes: &[[u64; 3]; 8]) -> Mult {
-        let limb = |k: usize| {
-            _mm512_setr_epi64(
-                lanes[0][k] as i64,
-                lanes[1][k] as i64,
-                lanes[2][k] as i64,
-                lanes[3][k] as i64,
-                lanes[4][k] as i64,
-                lanes[5][k] as i64,
-                lanes[6][k] as i64,
-                lanes[7][k] as i64,
-            )
-        };
-        let r = [limb(0), limb(1), limb(2)];
-        let x20 =
-            |v: __m512i| _mm512_add_epi64(_mm512_slli_epi64::<4>(v), _mm512_slli_epi64::<2>(v));
+    fn new(r: [__m512i; 3]) -> Mult {
+        // 20·limb < 2^50: exact in one 52-bit multiply-add (AVX-512F has no
+        // 64-bit multiply, and LLVM turns shifts and adds into one).
+        let twenty = _mm512_set1_epi64(20);
+        let z = _mm512_setzero_si512();
         Mult {
             r,
-            s: [x20(r[1]), x20(r[2])],
+            s: [
+                _mm512_madd52lo_epu64(z, r[1], twenty),
+                _mm512_madd52lo_epu64(z, r[2], twenty),
+            ],
+        }
+    }
+
+    /// Lane `j` of every limb moved to lane `idx[j]`'s source: the lanes
+    /// of `self` permuted by `idx` (as `vpermq`).
+    #[inline]
+    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+    fn permute(&self, idx: __m512i) -> Mult {
+        let p = |v: __m512i| _mm512_permutexvar_epi64(idx, v);
+        Mult {
+            r: [p(self.r[0]), p(self.r[1]), p(self.r[2])],
+            s: [p(self.s[0]), p(self.s[1])],
         }
     }
 
@@ -545,9 +549,10 @@ impl Mult {
 
 /// `h·m` lane-wise, partially reduced (limbs as [`carry`] leaves them).
 /// Inputs: limbs of `h` below 2^45.1, 2^45.1, 2^42.6 (a carried product
-/// plus a message block), of `m` below 2^44, 2^44, 2^43 (a partially
-/// reduced power of r); so each 3-term column sum is below 2^90, the
-/// `lo` sums below 2^54 and the `hi` sums below 2^38.
+/// plus a message block), of `m` below 2^44 + 2^15, 2^44 + 2^11, 2^43 (a
+/// carried power of r); so each 3-term column sum is below 2^93 (the top
+/// one below 2^90), the `lo` sums below 2^54, `hi0`, `hi1` below 2^41 and
+/// `hi2` below 2^38.
 ///
 /// Always inlined (it runs inside the ChaCha20 kernel), so it carries no
 /// `#[target_feature]`.
@@ -637,18 +642,36 @@ impl Ifma {
     #[inline]
     #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
     pub(crate) fn new(poly: &Poly1305) -> Ifma {
-        // r^1..r^8, each partially reduced, in radix 2^44.
-        let mut pow = [[0u64; 3]; 8];
-        let mut p = [1u64, 0, 0];
-        for pk in &mut pow {
-            p = poly.mul_r(p);
-            *pk = to_radix44(p);
-        }
-        p.zeroize();
-        let r8 = Mult::new(&[pow[7]; 8]);
+        // r^1..r^8 by three rounds of lane-wise products (instead of seven
+        // serial scalar ones): r·r, then [r, r^2]·r^2, then [r..r^4]·[1, r^4].
+        // Each product is partially reduced (limbs below 2^44 + 2^15,
+        // 2^44 + 2^11, 2^42 + 2^11), which [`mul_lanes`] takes as either
+        // operand.
+        let mut r = to_radix44(poly.key_r());
+        let bcast = |k: [u64; 3]| Mult::new(k.map(|l| _mm512_set1_epi64(l as i64)));
+        let r1 = bcast(r);
+        r.zeroize();
+        // SAFETY: this function requires AVX-512F and IFMA.
+        let r2 = Mult::new(unsafe { mul_lanes(r1.r, &r1) });
+        // [r, r^2, r, r^2, ...]
+        let q = Mult::new(core::array::from_fn(|k| {
+            _mm512_mask_blend_epi64(0xaa, r1.r[k], r2.r[k])
+        }));
+        // SAFETY: as above.
+        let p34 = unsafe { mul_lanes(q.r, &r2) }; // [r^3, r^4, r^3, r^4, ...]
+        // [r, r^2, r^3, r^4, r, r^2, r^3, r^4]
+        let a: [__m512i; 3] =
+            core::array::from_fn(|k| _mm512_mask_blend_epi64(0xcc, q.r[k], p34[k]));
+        let r4 = Mult::new(a).permute(_mm512_set1_epi64(3));
+        let one = bcast([1, 0, 0]);
+        let m = Mult::new(core::array::from_fn(|k| {
+            _mm512_mask_blend_epi64(0xf0, one.r[k], r4.r[k])
+        }));
+        // SAFETY: as above.
+        let pow = Mult::new(unsafe { mul_lanes(a, &m) }); // lane j: r^(j + 1)
+        let r8 = pow.permute(_mm512_set1_epi64(7));
         // Lane j (the j-th block of the last group) still needs r^(8 - j).
-        let last = Mult::new(&core::array::from_fn(|j| pow[7 - j]));
-        pow.zeroize();
+        let last = pow.permute(_mm512_setr_epi64(7, 6, 5, 4, 3, 2, 1, 0));
         let h = to_radix44(poly.accumulator());
         let lane0 = |k: usize| _mm512_maskz_set1_epi64(1, h[k] as i64);
         Ifma {
