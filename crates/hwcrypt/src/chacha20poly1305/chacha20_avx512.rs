@@ -14,14 +14,16 @@
 //! blocks, no transposition).
 //!
 //! Poly1305 has two engines. Below [`IFMA_MIN`] bytes it is the scalar
-//! 64-bit-limb code, run after or before the ChaCha20 pass as in the `avx2`
-//! backend. From there on it is vectorised with AVX512-IFMA
+//! 64-bit-limb code, run after (sealing) or before (opening) the ChaCha20
+//! pass. From there on it is vectorised with AVX512-IFMA
 //! (`vpmadd52luq`/`vpmadd52huq`): radix 2^44 (limbs of 44, 44 and 42 bits),
 //! 8 blocks in parallel, one block per 64-bit lane, each lane multiplied by
 //! r^8 per 128-byte group; at the end lane `j` is multiplied by r^(8-j) and
-//! the lanes are summed. One group is absorbed after each of the 10 double
-//! rounds of the next 1280-byte batch (20 blocks = 10 groups), so both run
-//! in one pass while the data is in L1.
+//! the lanes are summed; the powers r^1..r^8 come from three rounds of
+//! lane-wise products. For messages past the first batch, one group is
+//! absorbed after each of the 10 double rounds of the next 1280-byte batch
+//! (20 blocks = 10 groups), so both run in one pass while the data is in L1;
+//! shorter ones are absorbed before or after their one pass.
 //!
 //! Chunk alignment: the first batch uses counters 0..20 (block 0 is the
 //! Poly1305 key), so ciphertext chunks end at 1216 + 1280k. The scalar code
@@ -54,12 +56,13 @@ const BATCH: usize = 1280;
 const FIRST: usize = BATCH - 64;
 /// Longest message the short (row layout) path takes: 8 blocks, less block 0.
 const SHORT_MAX: usize = 7 * 64;
-/// Messages from this length on use the IFMA Poly1305: below it the setup
-/// (key powers r^1..r^8, a serial chain of scalar multiplies) and the final
-/// fold cost more than they save.
-pub(crate) const IFMA_MIN: usize = 512;
-// The vector Poly1305 has whole groups to absorb after the scalar lead.
-const _: () = assert!(IFMA_MIN > LEAD + GROUP);
+/// Messages from this length on use the IFMA Poly1305 (measured: +10% at
+/// 256 bytes, +20% at 384 and 512); below it the setup (key powers
+/// r^1..r^8, three dependent lane-wise products) and the final fold of the
+/// lanes cost about what they save.
+pub(crate) const IFMA_MIN: usize = 256;
+// Every message of the long path has whole groups after the scalar lead.
+const _: () = assert!(SHORT_MAX >= LEAD + GROUP);
 /// Bytes the vector Poly1305 absorbs at once (8 blocks, one per lane).
 const GROUP: usize = 128;
 /// Ciphertext bytes the scalar Poly1305 absorbs before the vector one
@@ -808,15 +811,16 @@ fn aead<const SEAL: bool>(
         state.zeroize();
         let mut poly = poly_from_block0(ks[0]);
         poly.update_padded(aad);
+        let vector = len >= IFMA_MIN;
         if !SEAL {
-            poly.update_padded(mac(0, len));
+            absorb_padded(&mut poly, mac(0, len), vector);
         }
         // SAFETY: `len <= 448` bytes from the start of both ranges; the
         // keystream from register 1 (block 1) on covers them.
         unsafe { xor_partial(src, dst, &ks, 1, len) };
         wipe(&mut ks);
         if SEAL {
-            poly.update_padded(mac(0, len));
+            absorb_padded(&mut poly, mac(0, len), vector);
         }
         return poly.finish_aead(aad.len() as u64, len as u64);
     }
@@ -971,6 +975,26 @@ impl Between for IfmaSteps<'_> {
             unsafe { self.v.absorb(self.base.add(GROUP * i)) };
         }
     }
+}
+
+/// Absorbs `data` zero-padded to whole blocks into `poly` (as
+/// [`Poly1305::update_padded`]): its whole 128-byte groups on the IFMA
+/// lanes when `vector`, the rest with the scalar code.
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+fn absorb_padded(poly: &mut Poly1305, data: &[u8], vector: bool) {
+    let mut at = 0;
+    if vector && data.len() >= GROUP {
+        let mut v = Ifma::new(poly);
+        while data.len() - at >= GROUP {
+            // SAFETY: this function requires AVX-512F and IFMA; 128 bytes
+            // of `data` from `at`.
+            unsafe { v.absorb(data[at..].as_ptr()) };
+            at += GROUP;
+        }
+        v.finish(poly);
+    }
+    poly.update_padded(&data[at..]);
 }
 
 /// The Poly1305 computation keyed by the first 32 bytes of block 0.
