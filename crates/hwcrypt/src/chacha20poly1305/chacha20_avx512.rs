@@ -13,9 +13,10 @@
 //! to 448 bytes, and short last chunks, use the row layout alone (4 or 8
 //! blocks, no transposition).
 //!
-//! Poly1305 has two engines. Below [`IFMA_MIN`] bytes it is the scalar
-//! 64-bit-limb code, run after (sealing) or before (opening) the ChaCha20
-//! pass. From there on it is vectorised with AVX512-IFMA
+//! Poly1305 has two engines. Below [`IFMA_MIN`] bytes (only on the short
+//! path) it is the scalar 64-bit-limb code, run after (sealing) or before
+//! (opening) the ChaCha20 pass. From there on it is vectorised with
+//! AVX512-IFMA
 //! (`vpmadd52luq`/`vpmadd52huq`): radix 2^44 (limbs of 44, 44 and 42 bits),
 //! 8 blocks in parallel, one block per 64-bit lane, each lane multiplied by
 //! r^8 per 128-byte group; at the end lane `j` is multiplied by r^(8-j) and
@@ -60,9 +61,10 @@ const SHORT_MAX: usize = 7 * 64;
 /// 256 bytes, +20% at 384 and 512); below it the setup (key powers
 /// r^1..r^8, three dependent lane-wise products) and the final fold of the
 /// lanes cost about what they save.
-pub(crate) const IFMA_MIN: usize = 256;
-// Every message of the long path has whole groups after the scalar lead.
-const _: () = assert!(SHORT_MAX >= LEAD + GROUP);
+const IFMA_MIN: usize = 256;
+// Every message of the long path uses the vector Poly1305 and has whole
+// groups after the scalar lead.
+const _: () = assert!(IFMA_MIN <= SHORT_MAX && SHORT_MAX >= LEAD + GROUP);
 /// Bytes the vector Poly1305 absorbs at once (8 blocks, one per lane).
 const GROUP: usize = 128;
 /// Ciphertext bytes the scalar Poly1305 absorbs before the vector one
@@ -467,12 +469,6 @@ fn wipe(ks: &mut [__m512i]) {
     core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
 }
 
-/// Blocks `[lo, hi)` of the `blocks`-block Poly1305 work split over 10 steps.
-#[inline(always)]
-fn share(step: usize, blocks: usize) -> (usize, usize) {
-    (step * blocks / 10 * 16, (step + 1) * blocks / 10 * 16)
-}
-
 // ---------------------------------------------------------------------------
 // Poly1305 with AVX512-IFMA.
 // ---------------------------------------------------------------------------
@@ -829,44 +825,38 @@ fn aead<const SEAL: bool>(
     let mut ks = keystream(&x, &state, len.min(FIRST) + 64, &mut ());
     let mut poly = poly_from_block0(ks[0]);
     poly.update_padded(aad);
-    let vector = len >= IFMA_MIN;
     let first = len.min(FIRST);
     // Ciphertext bytes absorbed so far.
     let mut absorbed = 0;
+    // The vector Poly1305 (always, past the short path); `None` once the
+    // lanes were folded back.
     let mut ifma = None;
     if !SEAL {
-        if vector {
-            poly.blocks(mac(0, LEAD));
-            let mut v = Ifma::new(&poly);
-            let groups = (first - LEAD) / GROUP;
-            for g in 0..groups {
-                // SAFETY: bytes LEAD + 128g.. + 128 <= first <= len of the
-                // input, not yet overwritten.
-                unsafe { v.absorb(mac_base.add(LEAD + GROUP * g)) };
-            }
-            absorbed = LEAD + groups * GROUP;
-            if first == len {
-                // All of the message: the rest before it is overwritten.
-                v.finish(&mut poly);
-                poly.update_padded(mac(absorbed, len - absorbed));
-                absorbed = len;
-            } else {
-                // A whole first batch: ends on a group boundary.
-                debug_assert_eq!(absorbed, FIRST);
-                ifma = Some(v);
-            }
+        poly.blocks(mac(0, LEAD));
+        let mut v = Ifma::new(&poly);
+        let groups = (first - LEAD) / GROUP;
+        for g in 0..groups {
+            // SAFETY: bytes LEAD + 128g.. + 128 <= first <= len of the
+            // input, not yet overwritten.
+            unsafe { v.absorb(mac_base.add(LEAD + GROUP * g)) };
+        }
+        absorbed = LEAD + groups * GROUP;
+        if first == len {
+            // All of the message: the rest before it is overwritten.
+            v.finish(&mut poly);
+            poly.update_padded(mac(absorbed, len - absorbed));
+            absorbed = len;
         } else {
-            // The whole message when it fits the first batch, else 1216
-            // bytes (whole blocks).
-            poly.update_padded(mac(0, first));
-            absorbed = first;
+            // A whole first batch: ends on a group boundary.
+            debug_assert_eq!(absorbed, FIRST);
+            ifma = Some(v);
         }
     }
     // SAFETY: `first <= len` bytes from the start of both ranges.
     unsafe { xor_partial(src, dst, &ks, 1, first) };
     // Block 0 held the Poly1305 key.
     wipe(&mut ks);
-    if SEAL && vector {
+    if SEAL {
         poly.blocks(mac(0, LEAD));
         ifma = Some(Ifma::new(&poly));
         absorbed = LEAD;
@@ -897,16 +887,11 @@ fn aead<const SEAL: bool>(
                 };
                 keystream(&x, &state, n, &mut between)
             }
+            // Not reached: a message past its first batch has vector state
+            // until its last chunk.
             None => {
-                let nb = (ready - absorbed) / 16;
-                let m = mac(absorbed, nb * 16);
-                absorbed += nb * 16;
-                let mut between = ScalarSteps {
-                    poly: &mut poly,
-                    m,
-                    nb,
-                };
-                keystream(&x, &state, n, &mut between)
+                debug_assert!(false, "no Poly1305 lanes before the last chunk");
+                keystream(&x, &state, n, &mut ())
             }
         };
         if !SEAL && n < BATCH {
@@ -939,22 +924,7 @@ fn aead<const SEAL: bool>(
     poly.finish_aead(aad.len() as u64, len as u64)
 }
 
-/// The scalar Poly1305 of the `nb` blocks of `m`, a tenth per double round.
-struct ScalarSteps<'a> {
-    poly: &'a mut Poly1305,
-    m: &'a [u8],
-    nb: usize,
-}
-
-impl Between for ScalarSteps<'_> {
-    #[inline(always)]
-    fn step(&mut self, i: usize) {
-        let (lo, hi) = share(i, self.nb);
-        self.poly.blocks(&self.m[lo..hi]);
-    }
-}
-
-/// The vector Poly1305 of `groups` (at most 8) whole groups at `base`, one
+/// The vector Poly1305 of `groups` (at most 10) whole groups at `base`, one
 /// per double round.
 struct IfmaSteps<'a> {
     v: &'a mut Ifma,
