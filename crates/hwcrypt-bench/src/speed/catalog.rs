@@ -61,7 +61,7 @@ impl Cipher {
     /// Why `size` cannot be measured for this cipher, if it cannot.
     pub fn rejects(&self, size: usize) -> Option<&'static str> {
         let (min, whole, why) = self.size_rule()?;
-        (size < min || (whole && size % 16 != 0)).then_some(why)
+        (size < min || (whole && !size.is_multiple_of(16))).then_some(why)
     }
 
     /// The key whose setup this cipher's key-setup row measures.

@@ -5,9 +5,9 @@ use std::io::{self, Write};
 
 /// `16 B`, `1 KiB`, `16 KiB`, `1.5 KiB`.
 pub fn size_label(size: usize) -> String {
-    if size >= 1 << 20 && size % (1 << 20) == 0 {
+    if size >= 1 << 20 && size.is_multiple_of(1 << 20) {
         format!("{} MiB", size >> 20)
-    } else if size >= 1024 && size % 1024 == 0 {
+    } else if size >= 1024 && size.is_multiple_of(1024) {
         format!("{} KiB", size >> 10)
     } else {
         format!("{size} B")

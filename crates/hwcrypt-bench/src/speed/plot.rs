@@ -76,15 +76,16 @@ const FONT_PATHS: &[&str] = &[
 ];
 
 /// Registers a font as `sans-serif` once; whether one was found.
+/// `HWCRYPT_PLOT_FONT`, when set, is the only font tried (`none`: no text).
 fn font() -> bool {
     static FOUND: OnceLock<bool> = OnceLock::new();
     *FOUND.get_or_init(|| {
-        let env = std::env::var_os("HWCRYPT_PLOT_FONT").map(PathBuf::from);
-        for path in env
-            .iter()
-            .cloned()
-            .chain(FONT_PATHS.iter().map(PathBuf::from))
-        {
+        let candidates: Vec<PathBuf> = match std::env::var_os("HWCRYPT_PLOT_FONT") {
+            Some(p) if p == "none" => Vec::new(),
+            Some(p) => vec![PathBuf::from(p)],
+            None => FONT_PATHS.iter().map(PathBuf::from).collect(),
+        };
+        for path in candidates {
             if let Ok(bytes) = std::fs::read(&path) {
                 // The font lives as long as the process (plotters keeps it).
                 let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
@@ -177,12 +178,13 @@ where
             .iter()
             .filter(|row| row.algorithm == *cipher)
             .collect();
-        let min = cells.iter().map(|c| c.size).min().unwrap_or(16) as f64;
-        let max = cells.iter().map(|c| c.size).max().unwrap_or(16) as f64;
+        // x is log2(size): ticks fall on powers of two.
+        let min = (cells.iter().map(|c| c.size).min().unwrap_or(16) as f64).log2();
+        let max = (cells.iter().map(|c| c.size).max().unwrap_or(16) as f64).log2();
         let (min, max) = if max > min {
             (min, max)
         } else {
-            (min / 2.0, max * 2.0)
+            (min - 1.0, max + 1.0)
         };
         let top_gbps = cells.iter().map(|c| c.gbps).fold(0.0, f64::max).max(1e-3) * 1.1;
         let mut builder = ChartBuilder::on(panel);
@@ -190,16 +192,24 @@ where
         if text {
             builder
                 .caption(*cipher, ("sans-serif", 16))
-                .x_label_area_size(28)
-                .y_label_area_size(44);
+                .x_label_area_size(40)
+                .y_label_area_size(52);
         }
-        let mut chart = builder.build_cartesian_2d((min..max).log_scale(), 0.0..top_gbps)?;
+        let mut chart = builder.build_cartesian_2d(min..max, 0.0..top_gbps)?;
         if text {
             chart
                 .configure_mesh()
-                .x_labels(8)
+                .x_labels((max - min) as usize + 1)
                 .y_labels(6)
-                .x_label_formatter(&|v| size_label(v.round() as usize))
+                .x_label_formatter(&|v| {
+                    if (v - v.round()).abs() < 1e-6 {
+                        size_label(2f64.powf(v.round()) as usize)
+                    } else {
+                        String::new()
+                    }
+                })
+                .x_desc("message size")
+                .y_desc("GB/s")
                 .y_label_formatter(&|v| format!("{v:.1}"))
                 .label_style(("sans-serif", 11))
                 .light_line_style(WHITE.mix(0.0))
@@ -214,7 +224,7 @@ where
             let mut points: Vec<(f64, f64)> = cells
                 .iter()
                 .filter(|c| c.implementation.name == *name)
-                .map(|c| (c.size as f64, c.gbps))
+                .map(|c| ((c.size as f64).log2(), c.gbps))
                 .collect();
             if points.is_empty() {
                 continue;

@@ -124,10 +124,10 @@ pub fn run(args: &Args) -> Result<(), CliError> {
         }
     };
     let report = speed::run(&opts, &mut status).map_err(usage)?;
-    if let Some(path) = &args.plot {
-        if let Some(warning) = plot::write(path, &report).map_err(usage)? {
-            eprintln!("hwcrypt: warning: {warning}");
-        }
+    if let Some(path) = &args.plot
+        && let Some(warning) = plot::write(path, &report).map_err(usage)?
+    {
+        eprintln!("hwcrypt: warning: {warning}");
     }
     let mut out = std::io::stdout().lock();
     output::write(&mut out, &report, format)?;
