@@ -92,11 +92,13 @@ pub(crate) fn bench_key() -> [u8; 64] {
     core::array::from_fn(|i| (i * 7 + 1) as u8)
 }
 
-/// This thread's on-CPU time (Linux `schedstat`), if known.
+/// This thread's on-CPU time (`CLOCK_THREAD_CPUTIME_ID`), if the system
+/// has it. (`/proc/thread-self/schedstat` is no substitute: for a running
+/// thread it lags by up to a scheduler tick, far too coarse for short runs.)
 fn thread_cpu() -> Option<Duration> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let ns: u64 = text.split_whitespace().next()?.parse().ok()?;
-    Some(Duration::from_nanos(ns))
+    cpu_time::ThreadTime::try_now()
+        .ok()
+        .map(|t| t.as_duration())
 }
 
 /// How the core clock was found.

@@ -256,6 +256,9 @@ mod awslc {
     }
 
     fn encrypting_key(mode: Mode, key: &[u8]) -> Option<Result<EncryptingKey, String>> {
+        if !matches!(mode, Mode::Ecb | Mode::Ctr | Mode::Cfb128 | Mode::Ofb) {
+            return None;
+        }
         let unbound = match UnboundCipherKey::new(aes(key.len()), key) {
             Ok(k) => k,
             Err(e) => return Some(Err(err(e))),
