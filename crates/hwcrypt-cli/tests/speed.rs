@@ -302,3 +302,62 @@ fn list_names_everything() {
         assert!(t.contains(name), "{name}:\n{t}");
     }
 }
+
+/// The peers build (`--features peers`): every peer shows up where it
+/// implements the cipher, and every row has its ratio to the best peer.
+#[cfg(feature = "peers")]
+#[test]
+fn peers_side_by_side() {
+    let v = json(
+        &[
+            "aes-128-ctr",
+            "aes-256-gcm",
+            "chacha20-poly1305",
+            "xchacha20-poly1305",
+            "aes-128-xts",
+            "aes-128-cbc-dec",
+            "--peers",
+            "--sizes",
+            "256",
+        ],
+        None,
+    );
+    let rows = v["throughput"].as_array().unwrap();
+    let libs = |cipher: &str| -> Vec<String> {
+        rows.iter()
+            .filter(|r| r["algorithm"] == cipher)
+            .map(|r| r["library"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        libs("aes-128-ctr"),
+        ["hwcrypt", "openssl", "aws-lc-rs", "rustcrypto"]
+    );
+    assert_eq!(
+        libs("aes-256-gcm"),
+        ["hwcrypt", "openssl", "ring", "aws-lc-rs", "rustcrypto"]
+    );
+    assert_eq!(
+        libs("chacha20-poly1305"),
+        ["hwcrypt", "openssl", "ring", "aws-lc-rs", "rustcrypto"]
+    );
+    assert_eq!(libs("xchacha20-poly1305"), ["hwcrypt", "rustcrypto"]);
+    assert_eq!(libs("aes-128-xts"), ["hwcrypt", "openssl", "rustcrypto"]);
+    assert_eq!(
+        libs("aes-128-cbc-dec"),
+        ["hwcrypt", "openssl", "rustcrypto"]
+    );
+    for r in rows {
+        assert!(r["vs_best_peer"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["best_peer"].is_string(), "{r}");
+    }
+    assert_eq!(v["header"]["peers"].as_array().unwrap().len(), 4);
+    assert!(
+        v["skipped"].as_array().unwrap().is_empty(),
+        "{}",
+        v["skipped"]
+    );
+    let keys = v["key_setup"].as_array().unwrap();
+    assert!(keys.iter().any(|k| k["library"] == "openssl"));
+    assert!(keys.iter().any(|k| k["library"] == "ring"));
+}

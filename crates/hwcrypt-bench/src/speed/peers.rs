@@ -397,7 +397,7 @@ mod rc {
                     let (blocks, tail) = split(buf);
                     core.apply_keystream_blocks_inout(blocks);
                     let mut ks = Block::<Aes128>::default();
-                    if tail.len() > 0 {
+                    if !tail.is_empty() {
                         core.write_keystream_block(&mut ks);
                     }
                     xor_tail(tail, &ks);
@@ -410,7 +410,7 @@ mod rc {
                     let (blocks, tail) = split(buf);
                     core.apply_keystream_blocks_inout(blocks);
                     let mut ks = Block::<Aes128>::default();
-                    if tail.len() > 0 {
+                    if !tail.is_empty() {
                         core.write_keystream_block(&mut ks);
                     }
                     xor_tail(tail, &ks);
