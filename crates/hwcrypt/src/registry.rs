@@ -168,13 +168,29 @@ static TABLE: &[Implementation] = &[
     #[cfg(target_arch = "x86_64")]
     row(
         Algorithm::ChaCha20Poly1305,
+        Backend::Avx512,
+        300,
+        CHACHA20_AVX512_FEATURES,
+    ),
+    #[cfg(target_arch = "x86_64")]
+    row(
+        Algorithm::ChaCha20Poly1305,
         Backend::Avx2,
         200,
         CHACHA20_AVX2_FEATURES,
     ),
     row(Algorithm::ChaCha20Poly1305, Backend::Soft, 100, &[]),
     // XTS runs on the AES keys of the same backend (tweaks by shifts, no
-    // carry-less multiply), so it needs exactly what that backend needs.
+    // carry-less multiply), so it needs exactly what that backend needs;
+    // vaes-avx512 is registered for XTS only (its other kernels are
+    // vaes-avx2's) and advances zmm tweaks with vpclmulqdq.
+    #[cfg(target_arch = "x86_64")]
+    row(
+        Algorithm::AesXts,
+        Backend::VaesAvx512,
+        400,
+        VAES_AVX512_FEATURES,
+    ),
     #[cfg(target_arch = "x86_64")]
     row(
         Algorithm::AesXts,
@@ -272,5 +288,18 @@ mod tests {
         let err = check_with(Algorithm::Aes, Backend::VaesAvx2, no_vaes).unwrap_err();
         assert!(err.to_string().contains("vaes"), "{err}");
         assert!(check_with(Algorithm::Aes, Backend::VaesAvx512, all).is_err());
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn xts_prefers_vaes_avx512_then_vaes_avx2() {
+        let all = Features::of(&Feature::ALL);
+        assert_eq!(select(Algorithm::AesXts, all), Backend::VaesAvx512);
+        let avx2_only = Features::of(VAES_AVX2_FEATURES);
+        assert_eq!(select(Algorithm::AesXts, avx2_only), Backend::VaesAvx2);
+        let err = check_with(Algorithm::AesXts, Backend::VaesAvx512, avx2_only).unwrap_err();
+        assert!(err.to_string().contains("avx512f"), "{err}");
+        // Registered for XTS only: the other AES modes stay on vaes-avx2.
+        assert_eq!(select(Algorithm::Aes, all), Backend::VaesAvx2);
     }
 }

@@ -904,3 +904,38 @@ fn xts_debug_hides_keys() {
         "{text}"
     );
 }
+
+#[test]
+fn xts_without_avx512f_falls_back_from_vaes_avx512() {
+    run_helper("-avx512f", "helper_xts_cpu_mask_no_avx512f");
+}
+
+#[test]
+#[ignore = "helper: run in a child process by xts_without_avx512f_falls_back_from_vaes_avx512"]
+fn helper_xts_cpu_mask_no_avx512f() {
+    use hwcrypt::modes::Xts;
+    if !spawned_with("-avx512f") {
+        return;
+    }
+    let features = hwcrypt::cpu::features().unwrap();
+    assert!(!features.contains(Features::of(&[Feature::Avx512f])));
+    let default = registry::default_backend(Algorithm::AesXts).unwrap();
+    assert_ne!(default, Backend::VaesAvx512);
+    assert_eq!(default, registry::select(Algorithm::AesXts, features));
+    if features.contains(Features::of(registry::VAES_AVX2_FEATURES)) {
+        assert_eq!(default, Backend::VaesAvx2);
+    }
+    let key: Vec<u8> = (0..64).collect();
+    assert_eq!(Xts::new(&key).unwrap().backend(), default);
+    let e = Xts::with_backend(&key, Backend::VaesAvx512).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            Error::BackendUnavailable { backend: "vaes-avx512", missing, .. }
+                if missing.contains("avx512f")
+        ),
+        "{e:?}"
+    );
+    assert_one_line(&e);
+    println!("HELPER CHECKED helper_xts_cpu_mask_no_avx512f");
+}

@@ -9,7 +9,8 @@
 //!   each time (what `openssl speed -evp aes-*-xts -bytes SIZE` does);
 //! * `unit-dec`: the same with `Xts::decrypt`;
 //! * `bulk`: `Xts::encrypt_units` over 64 KiB of consecutive SIZE-byte units
-//!   per call (sector numbers, tweak encryption batched).
+//!   per call (sector numbers, tweak encryption batched); `XTS_BULK_BYTES`
+//!   sets another buffer size (rounded down to whole units, at least one).
 //!
 //! A run during which the thread was preempted (on-CPU time under 90% of
 //! wall time, from `/proc/thread-self/schedstat`) is timed by its on-CPU
@@ -39,10 +40,19 @@ fn main() {
     let reps: usize = args.get(4).map_or(7, |s| s.parse().expect("REPS"));
     let window = Duration::from_millis(args.get(5).map_or(300, |s| s.parse().expect("MILLIS")));
     let key: Vec<u8> = (0..bits / 4).map(|i| i as u8).collect();
-    let xts = Xts::with_backend(&key, backend).expect("key");
+    // On the heap, as OpenSSL's EVP context is: on the stack the round keys
+    // sit at a random offset (mod 4 KiB) from the heap buffer, and in the
+    // runs where they alias the buffer's addresses mod 4 KiB, each call's
+    // key loads wait on the previous call's stores (AES-128-XTS vaes-avx512
+    // at 512 B came out at ~11 or ~16.5 GB/s from one process to the next).
+    let xts = Box::new(Xts::with_backend(&key, backend).expect("key"));
     let tweak = [0x5a; 16];
+    let bulk_bytes: usize = std::env::var("XTS_BULK_BYTES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(65536);
     let len = if shape == "bulk" {
-        (65536 / size).max(1) * size
+        (bulk_bytes / size).max(1) * size
     } else {
         size
     };

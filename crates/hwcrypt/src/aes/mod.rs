@@ -12,6 +12,8 @@ mod soft;
 mod aesni;
 #[cfg(target_arch = "x86_64")]
 mod vaes_avx2;
+#[cfg(target_arch = "x86_64")]
+mod vaes_avx512;
 
 use crate::backend::Backend;
 use crate::error::{Error, Result};
@@ -203,6 +205,10 @@ enum Inner {
     AesNi(aesni::Key),
     #[cfg(target_arch = "x86_64")]
     VaesAvx2(vaes_avx2::Key),
+    /// XTS only (registered for `aes-xts`, not `aes`); its other kernels
+    /// are `vaes-avx2`'s.
+    #[cfg(target_arch = "x86_64")]
+    VaesAvx512(vaes_avx512::Key),
 }
 
 /// An expanded AES key (encryption and decryption schedules) bound to one
@@ -229,6 +235,14 @@ impl Aes {
         Aes::build(key, size, backend)
     }
 
+    /// The data and tweak keys of an XTS key on `backend`, which
+    /// [`crate::modes::Xts`] checked against the `aes-xts` registry rows
+    /// (`vaes-avx512` is registered for XTS only, not for `aes`).
+    pub(crate) fn for_xts(key: &[u8], backend: Backend) -> Result<Aes> {
+        let size = KeySize::from_key_len(key.len())?;
+        Aes::build(key, size, backend)
+    }
+
     fn build(key: &[u8], size: KeySize, backend: Backend) -> Result<Aes> {
         let unavailable = || Error::BackendUnavailable {
             algorithm: Algorithm::Aes.name(),
@@ -241,6 +255,10 @@ impl Aes {
             Backend::AesNi => Inner::AesNi(aesni::Key::new(key).ok_or_else(unavailable)?),
             #[cfg(target_arch = "x86_64")]
             Backend::VaesAvx2 => Inner::VaesAvx2(vaes_avx2::Key::new(key).ok_or_else(unavailable)?),
+            #[cfg(target_arch = "x86_64")]
+            Backend::VaesAvx512 => {
+                Inner::VaesAvx512(vaes_avx512::Key::new(key).ok_or_else(unavailable)?)
+            }
             #[allow(unreachable_patterns)]
             _ => return Err(unavailable()),
         };
@@ -259,6 +277,8 @@ impl Aes {
             Inner::AesNi(k) => k.rekey(key),
             #[cfg(target_arch = "x86_64")]
             Inner::VaesAvx2(k) => k.rekey(key),
+            #[cfg(target_arch = "x86_64")]
+            Inner::VaesAvx512(k) => k.rekey(key),
         }
         Ok(())
     }
@@ -271,6 +291,8 @@ impl Aes {
             Inner::AesNi(_) => Backend::AesNi,
             #[cfg(target_arch = "x86_64")]
             Inner::VaesAvx2(_) => Backend::VaesAvx2,
+            #[cfg(target_arch = "x86_64")]
+            Inner::VaesAvx512(_) => Backend::VaesAvx512,
         }
     }
 
@@ -309,6 +331,8 @@ impl Aes {
             (Inner::VaesAvx2(d), Inner::VaesAvx2(k2)) => d.xts_unit(k2, &mut t, io, decrypt),
             #[cfg(target_arch = "x86_64")]
             (Inner::AesNi(d), Inner::AesNi(k2)) => d.xts_unit(k2, &mut t, io, decrypt),
+            #[cfg(target_arch = "x86_64")]
+            (Inner::VaesAvx512(d), Inner::VaesAvx512(k2)) => d.xts_unit(k2, &mut t, io, decrypt),
             _ => {
                 tweak_key.encrypt_block(&mut t);
                 if decrypt {
@@ -327,6 +351,8 @@ impl Aes {
             Inner::AesNi(k) => k,
             #[cfg(target_arch = "x86_64")]
             Inner::VaesAvx2(k) => k,
+            #[cfg(target_arch = "x86_64")]
+            Inner::VaesAvx512(k) => k,
         }
     }
 }

@@ -85,6 +85,12 @@ impl Key {
         })
     }
 
+    /// The AES-NI key kept alongside (the `vaes-avx512` backend builds its
+    /// zmm schedules from it).
+    pub(crate) fn narrow(&self) -> &aesni::Key {
+        &self.narrow
+    }
+
     /// Re-expands in place for `key` (16, 24 or 32 bytes, checked by the caller).
     pub(crate) fn rekey(&mut self, key: &[u8]) {
         self.narrow.rekey(key);

@@ -21,6 +21,8 @@ mod poly1305_soft;
 
 #[cfg(target_arch = "x86_64")]
 mod chacha20_avx2;
+#[cfg(target_arch = "x86_64")]
+mod chacha20_avx512;
 
 use crate::Backend;
 use crate::aead::{self, Aead, Tag, same_len};
@@ -44,6 +46,8 @@ enum Engine {
     Soft,
     #[cfg(target_arch = "x86_64")]
     Avx2(chacha20_avx2::Avx2),
+    #[cfg(target_arch = "x86_64")]
+    Avx512(chacha20_avx512::Avx512),
 }
 
 impl Engine {
@@ -60,6 +64,10 @@ impl Engine {
             Backend::Avx2 => chacha20_avx2::Avx2::new()
                 .map(Engine::Avx2)
                 .ok_or_else(unavailable),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => chacha20_avx512::Avx512::new()
+                .map(Engine::Avx512)
+                .ok_or_else(unavailable),
             #[allow(unreachable_patterns)]
             _ => Err(unavailable()),
         }
@@ -74,6 +82,8 @@ impl Engine {
             Engine::Soft => Backend::Soft,
             #[cfg(target_arch = "x86_64")]
             Engine::Avx2(_) => Backend::Avx2,
+            #[cfg(target_arch = "x86_64")]
+            Engine::Avx512(_) => Backend::Avx512,
         }
     }
 
@@ -82,6 +92,8 @@ impl Engine {
             Engine::Soft => chacha20_soft::xor_keystream(state, io),
             #[cfg(target_arch = "x86_64")]
             Engine::Avx2(t) => t.xor_keystream(state, io),
+            #[cfg(target_arch = "x86_64")]
+            Engine::Avx512(t) => t.xor_keystream(state, io),
         }
     }
 
@@ -101,6 +113,10 @@ impl Engine {
             Engine::Avx2(t) if seal => t.seal(key, nonce, aad, input, output),
             #[cfg(target_arch = "x86_64")]
             Engine::Avx2(t) => t.open(key, nonce, aad, input, output),
+            #[cfg(target_arch = "x86_64")]
+            Engine::Avx512(t) if seal => t.seal(key, nonce, aad, input, output),
+            #[cfg(target_arch = "x86_64")]
+            Engine::Avx512(t) => t.open(key, nonce, aad, input, output),
             Engine::Soft => soft_aead(seal, key, nonce, aad, input, output),
         }
     }

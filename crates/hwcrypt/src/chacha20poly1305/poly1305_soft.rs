@@ -58,13 +58,19 @@ impl Poly1305 {
     /// bit 128.
     #[inline(always)]
     fn block(&mut self, m: &[u8], hibit: u64) {
-        let (r0, r1, s1) = (self.r0, self.r1, self.s1);
         // h += m
         let (h0, c) = self.h0.overflowing_add(le64(&m[0..8]));
         let (h1, c1a) = self.h1.overflowing_add(le64(&m[8..16]));
         let (h1, c1b) = h1.overflowing_add(u64::from(c));
         let c1 = c1a | c1b;
         let h2 = self.h2 + u64::from(c1) + hibit;
+        self.mul(h0, h1, h2);
+    }
+
+    /// `h = (h0 + h1·2^64 + h2·2^128)·r`, partially reduced.
+    #[inline(always)]
+    fn mul(&mut self, h0: u64, h1: u64, h2: u64) {
+        let (r0, r1, s1) = (self.r0, self.r1, self.s1);
         // h *= r, partially reduced: terms at 2^128 and above fold back with
         // factor 5/4 through s1 (r1 is a multiple of 4).
         let d0 = u128::from(h0) * u128::from(r0) + u128::from(h1) * u128::from(s1);
@@ -84,6 +90,28 @@ impl Poly1305 {
         self.h0 = h0;
         self.h1 = h1;
         self.h2 = h2 + u64::from(c1);
+    }
+
+    /// The accumulator `(h0, h1, h2)` (`h = h0 + h1·2^64 + h2·2^128`,
+    /// `h2` small), for a vector backend that takes over the middle of a
+    /// message.
+    pub(crate) fn accumulator(&self) -> [u64; 3] {
+        [self.h0, self.h1, self.h2]
+    }
+
+    /// Replaces the accumulator (`h2` at most 7, as [`Poly1305::accumulator`] gives).
+    pub(crate) fn set_accumulator(&mut self, h: [u64; 3]) {
+        debug_assert!(h[2] < 8);
+        [self.h0, self.h1, self.h2] = h;
+    }
+
+    /// `x·r`, partially reduced (`x[2]` at most 7; the result's `[2]` is at
+    /// most 4): the key powers of a vector Poly1305.
+    pub(crate) fn mul_r(&self, x: [u64; 3]) -> [u64; 3] {
+        let mut t = self.clone();
+        [t.h0, t.h1, t.h2] = x;
+        t.mul(x[0], x[1], x[2]);
+        [t.h0, t.h1, t.h2]
     }
 
     /// Absorbs whole 16-byte blocks; `data.len()` must be a multiple of 16

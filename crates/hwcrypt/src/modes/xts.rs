@@ -81,8 +81,8 @@ impl Xts {
             return Err(Error::XtsEqualKeyHalves);
         }
         Ok(Xts {
-            data: Aes::with_backend(k1, backend)?,
-            tweak: Aes::with_backend(k2, backend)?,
+            data: Aes::for_xts(k1, backend)?,
+            tweak: Aes::for_xts(k2, backend)?,
         })
     }
 
