@@ -152,7 +152,8 @@ fn write_header(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     }
     writeln!(
         out,
-        "Units:     GB/s = 1e9 B/s; SPREAD = (max-min)/median; CYC/B at the measured clock{}",
+        "Units:     GB/s = 1e9 B/s; SPREAD = (max-min)/median; CYC/B at the measured clock; \
+         (preempted n/m): n runs timed by on-CPU time{}",
         if h.peers.is_empty() {
             ""
         } else {
@@ -233,7 +234,7 @@ fn write_table(out: &mut dyn Write, r: &Report) -> io::Result<()> {
             if row.preempted_reps > 0 {
                 write!(
                     out,
-                    "  ({} of {} runs preempted: on-CPU time)",
+                    "  (preempted {}/{}: on-CPU time)",
                     row.preempted_reps, row.reps
                 )?;
             }
