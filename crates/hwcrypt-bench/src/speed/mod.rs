@@ -600,8 +600,10 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&Progress)) -> Result<Report
                     }
                 }
             }
-            let label = format!("{} key setup", kind.name());
-            key_cells.push((kind, Cell { label, impls }));
+            if !impls.is_empty() {
+                let label = format!("{} key setup", kind.name());
+                key_cells.push((kind, Cell { label, impls }));
+            }
         }
     }
 
