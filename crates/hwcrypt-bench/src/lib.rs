@@ -1,5 +1,8 @@
 //! Shared pieces of hwcrypt's opt-in benchmarks (criterion benches in
-//! `benches/`, the `aes-throughput` probe in `src/bin/`).
+//! `benches/`, the `aes-throughput` probe in `src/bin/`), and [`speed`], the
+//! measurement harness behind `hwcrypt speed`.
+
+pub mod speed;
 
 use hwcrypt::aes::Aes;
 use hwcrypt::modes::{Cbc, Cfb8, Cfb128, Ctr, Ecb, Ofb};

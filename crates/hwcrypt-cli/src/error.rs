@@ -9,6 +9,8 @@ pub enum CliError {
     Crypto(hwcrypt::Error),
     /// Reading or writing a file or a standard stream.
     Io(std::io::Error),
+    /// A bad option value or combination, already worded for the user.
+    Usage(String),
 }
 
 impl CliError {
@@ -24,6 +26,7 @@ impl fmt::Display for CliError {
         match self {
             CliError::Crypto(e) => write!(f, "{e}"),
             CliError::Io(e) => write!(f, "{e}"),
+            CliError::Usage(msg) => f.write_str(msg),
         }
     }
 }

@@ -23,6 +23,10 @@ enum Command {
     /// Recommend cipher orders for OpenSSH, OpenSSL, nginx, BoringSSL and Go
     /// from this machine's AES hardware (or a quick measurement).
     Prefs(cmd::prefs::Args),
+    /// Measure throughput (GB/s, cycles per byte) of every algorithm x
+    /// backend x message size, and key setup; optionally beside OpenSSL,
+    /// ring, aws-lc-rs and RustCrypto (--peers); table, JSON, CSV, plot.
+    Speed(cmd::speed::Args),
 }
 
 fn main() -> ExitCode {
@@ -30,6 +34,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Cpu(args) => cmd::cpu::run(&args),
         Command::Prefs(args) => cmd::prefs::run(&args),
+        Command::Speed(args) => cmd::speed::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
