@@ -23,6 +23,9 @@ enum Command {
     /// Recommend cipher orders for OpenSSH, OpenSSL, nginx, BoringSSL and Go
     /// from this machine's AES hardware (or a quick measurement).
     Prefs(cmd::prefs::Args),
+    /// Search a described AES key space for the key of a ciphertext whose
+    /// plaintext is partly known (exit 0 found, 1 not found, 2 error).
+    Crack(Box<cmd::crack::Args>),
 }
 
 fn main() -> ExitCode {
@@ -30,6 +33,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Cpu(args) => cmd::cpu::run(&args),
         Command::Prefs(args) => cmd::prefs::run(&args),
+        Command::Crack(args) => return cmd::crack::main(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,3 +1,4 @@
 //! One module per subcommand: each turns its flags into library calls.
 pub mod cpu;
+pub mod crack;
 pub mod prefs;

@@ -126,86 +126,86 @@ fn rcon_block(r: u8) -> Block {
     word_shuffle([r, 0, 0, 0])
 }
 
-/// Expands `G` registers of keys, calling `f(r, &round_keys_r)` for
-/// `r = 0..=rounds` in order.
+/// Round keys of one register of keys (`NR + 1` used).
+type Schedule<V> = [V; 15];
+
+/// Expands one register of keys (`lo`, `hi`: key bytes 0..16 and 16..32),
+/// straight-line: `NR` (10, 12, 14) is a constant, so every loop below has
+/// a constant trip count and unrolls into one block of register code.
 #[inline(always)]
-pub(crate) fn expand<V: Lanes, const G: usize>(
-    t: V,
-    size: KeySize,
-    lo: [V; G],
-    hi: [V; G],
-    mut f: impl FnMut(usize, &[V; G]),
-) {
-    let zero = t.splat(&[0; 16]);
-    match size {
-        KeySize::Aes128 => {
+fn expand_one<V: Lanes, const NR: usize>(t: V, lo: V, hi: V) -> Schedule<V> {
+    let mut rk = [lo; 15];
+    match NR {
+        10 => {
             let rot3 = t.splat(&ROT3);
             let mut k = lo;
-            f(0, &k);
             for (i, rc) in RCON.into_iter().enumerate() {
-                let rc = t.splat(&rcon_block(rc));
-                for x in k.iter_mut() {
-                    *x = prefix_xor(*x).xor(x.shuffle(rot3).enc_last(rc));
-                }
-                f(i + 1, &k);
+                k = prefix_xor(k).xor(k.shuffle(rot3).enc_last(t.splat(&rcon_block(rc))));
+                rk[i + 1] = k;
             }
         }
-        KeySize::Aes256 => {
+        14 => {
             let rot3 = t.splat(&ROT3);
             let bcast3 = t.splat(&BCAST3);
+            let zero = t.splat(&[0; 16]);
             let (mut e, mut o) = (lo, hi);
-            f(0, &e);
-            f(1, &o);
-            for (i, rc) in RCON[..7].iter().enumerate() {
-                let rc = t.splat(&rcon_block(*rc));
-                for g in 0..G {
-                    e[g] = prefix_xor(e[g]).xor(o[g].shuffle(rot3).enc_last(rc));
-                }
-                f(2 + 2 * i, &e);
+            rk[1] = o;
+            for (i, &rc) in RCON[..7].iter().enumerate() {
+                let rc = t.splat(&rcon_block(rc));
+                e = prefix_xor(e).xor(o.shuffle(rot3).enc_last(rc));
+                rk[2 + 2 * i] = e;
                 if i < 6 {
-                    for g in 0..G {
-                        o[g] = prefix_xor(o[g]).xor(e[g].shuffle(bcast3).enc_last(zero));
-                    }
-                    f(3 + 2 * i, &o);
+                    o = prefix_xor(o).xor(e.shuffle(bcast3).enc_last(zero));
+                    rk[3 + 2 * i] = o;
                 }
             }
         }
-        KeySize::Aes192 => {
-            // Words w0..w3 in `a`, w4, w5 in the low half of `b`; each step
-            // makes the next six words; round keys straddle them.
+        _ => {
+            // AES-192: words w0..w3 in `a`, w4, w5 in the low half of `b`;
+            // each step makes the next six words; round keys straddle them.
             let rot1 = t.splat(&ROT1);
             let bcast3 = t.splat(&BCAST3);
             let (mut a, mut b) = (lo, hi);
-            f(0, &a);
-            let mut r = 1;
-            let mut rk = a;
-            for (it, rc) in RCON[..8].iter().enumerate() {
-                let rc = t.splat(&rcon_block(*rc));
-                let mut a2 = a;
-                let mut b2 = b;
-                for g in 0..G {
-                    a2[g] = prefix_xor(a[g]).xor(b[g].shuffle(rot1).enc_last(rc));
-                    b2[g] = prefix_xor(b[g]).xor(a2[g].shuffle(bcast3));
-                }
+            for (it, &rc) in RCON[..8].iter().enumerate() {
+                let rc = t.splat(&rcon_block(rc));
+                let a2 = prefix_xor(a).xor(b.shuffle(rot1).enc_last(rc));
+                let b2 = prefix_xor(b).xor(a2.shuffle(bcast3));
+                // Round keys 3j+1, 3j+2 from (b, a2, b2) when `it` = 2j;
+                // round key 3j+3 = a2 when `it` = 2j+1.
+                let j = it / 2;
                 if it % 2 == 0 {
-                    for g in 0..G {
-                        rk[g] = b[g].unpack_lo64(a2[g]);
-                    }
-                    f(r, &rk);
-                    for g in 0..G {
-                        rk[g] = b2[g].align8(a2[g]);
-                    }
-                    f(r + 1, &rk);
-                    r += 2;
+                    rk[3 * j + 1] = b.unpack_lo64(a2);
+                    rk[3 * j + 2] = b2.align8(a2);
                 } else {
-                    f(r, &a2);
-                    r += 1;
+                    rk[3 * j + 3] = a2;
                 }
                 a = a2;
                 b = b2;
             }
         }
     }
+    rk
+}
+
+/// `E_k(x)` with a schedule.
+#[inline(always)]
+fn encrypt<V: Lanes, const NR: usize>(rk: &Schedule<V>, x: V) -> V {
+    let mut x = x.xor(rk[0]);
+    for k in &rk[1..NR] {
+        x = x.enc(*k);
+    }
+    x.enc_last(rk[NR])
+}
+
+/// `D_k(x)` with an encryption schedule (InvMixColumns of the inner round
+/// keys on the way: the equivalent inverse cipher).
+#[inline(always)]
+fn decrypt<V: Lanes, const NR: usize>(rk: &Schedule<V>, x: V) -> V {
+    let mut x = x.xor(rk[NR]);
+    for r in (1..NR).rev() {
+        x = x.dec(rk[r].imc());
+    }
+    x.dec_last(rk[0])
 }
 
 /// Per-lane evaluation of `check` on `G` registers of block values; clears
@@ -254,112 +254,76 @@ pub(crate) fn filter<V: Lanes, const G: usize>(
     plan: &Plan,
     keys: &KeyBatch,
 ) -> u64 {
+    match size {
+        KeySize::Aes128 => filter_nr::<V, G, 10>(t, plan, keys),
+        KeySize::Aes192 => filter_nr::<V, G, 12>(t, plan, keys),
+        KeySize::Aes256 => filter_nr::<V, G, 14>(t, plan, keys),
+    }
+}
+
+/// One check's block values for the registers of `todo` (bit `g`).
+#[inline(always)]
+fn values<V: Lanes, const G: usize, const NR: usize>(
+    t: V,
+    check: &BlockCheck,
+    keys: &KeyBatch,
+    todo: u32,
+) -> [V; G] {
+    let input = t.splat(&check.input);
+    let xor = t.splat(&check.xor);
+    let mut v = [input; G];
+    // One register at a time, its whole schedule in registers: the loop
+    // body is straight-line code that out-of-order execution overlaps with
+    // the next register's, so several key schedules are in flight.
+    if check.forward {
+        for (g, out) in v.iter_mut().enumerate() {
+            if todo & (1 << g) != 0 {
+                let lo = t.load(&keys.lo[g * V::LANES..]);
+                let hi = t.load(&keys.hi[g * V::LANES..]);
+                let rk = expand_one::<V, NR>(t, lo, hi);
+                *out = encrypt::<V, NR>(&rk, input).xor(xor);
+            }
+        }
+    } else {
+        for (g, out) in v.iter_mut().enumerate() {
+            if todo & (1 << g) != 0 {
+                let lo = t.load(&keys.lo[g * V::LANES..]);
+                let hi = t.load(&keys.hi[g * V::LANES..]);
+                let rk = expand_one::<V, NR>(t, lo, hi);
+                *out = decrypt::<V, NR>(&rk, input).xor(xor);
+            }
+        }
+    }
+    v
+}
+
+#[inline(always)]
+fn filter_nr<V: Lanes, const G: usize, const NR: usize>(t: V, plan: &Plan, keys: &KeyBatch) -> u64 {
     let n = G * V::LANES;
     let all = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
-    let Some(first) = plan.checks.first() else {
-        return all;
-    };
-    let rounds = size.rounds();
-    let mut lo = [t; G];
-    let mut hi = [t; G];
-    for g in 0..G {
-        lo[g] = t.load(&keys.lo[g * V::LANES..]);
-        hi[g] = t.load(&keys.hi[g * V::LANES..]);
-    }
-    let store = plan.checks.len() > 1 || !first.forward;
-    let mut rk = [[t; G]; 15];
-    let mut dk = [[t; G]; 15];
-    let mut st = [t.splat(&first.input); G];
-    if first.forward {
-        expand(t, size, lo, hi, |r, k| {
-            for g in 0..G {
-                st[g] = match r {
-                    0 => st[g].xor(k[g]),
-                    _ if r == rounds => st[g].enc_last(k[g]),
-                    _ => st[g].enc(k[g]),
-                };
-            }
-            if store {
-                rk[r] = *k;
-            }
-        });
-    } else {
-        expand(t, size, lo, hi, |r, k| {
-            rk[r] = *k;
-            if r > 0 && r < rounds {
-                for g in 0..G {
-                    dk[r][g] = k[g].imc();
-                }
-            }
-        });
-        for g in 0..G {
-            let mut x = st[g].xor(rk[rounds][g]);
-            for r in (1..rounds).rev() {
-                x = x.dec(dk[r][g]);
-            }
-            st[g] = x.dec_last(rk[0][g]);
-        }
-    }
+    let lane_mask = (1u64 << V::LANES) - 1;
     let mut pass = all;
     let mut bad = [0u8; MAX_BATCH];
-    let finish = |pass: &mut u64, bad: &[u8; MAX_BATCH]| {
+    let mut todo = (1u32 << G) - 1;
+    for check in &plan.checks {
+        // Later checks recompute the schedule of the (rare) registers that
+        // still hold a passing key instead of storing every schedule.
+        let v = values::<V, G, NR>(t, check, keys, todo);
+        judge(t, check, plan.utf8, &v, &mut pass, &mut bad);
         for (i, &b) in bad[..n].iter().enumerate() {
             if u32::from(b) > plan.max_bad {
-                *pass &= !(1 << i);
+                pass &= !(1 << i);
             }
         }
-    };
-    let xor = t.splat(&first.xor);
-    for s in st.iter_mut() {
-        *s = s.xor(xor);
-    }
-    judge(t, first, plan.utf8, &st, &mut pass, &mut bad);
-    finish(&mut pass, &bad);
-    if pass == 0 || plan.checks.len() == 1 {
-        return pass;
-    }
-    let mut have_dk = !first.forward;
-    let lane_mask = (1u64 << V::LANES) - 1;
-    for check in &plan.checks[1..] {
         if pass == 0 {
-            break;
+            return 0;
         }
-        let input = t.splat(&check.input);
-        let xor = t.splat(&check.xor);
-        let mut v = [t; G];
-        if check.forward {
-            for g in 0..G {
-                if (pass >> (g * V::LANES)) & lane_mask == 0 {
-                    continue;
-                }
-                let mut x = input.xor(rk[0][g]);
-                for k in &rk[1..rounds] {
-                    x = x.enc(k[g]);
-                }
-                v[g] = x.enc_last(rk[rounds][g]).xor(xor);
-            }
-        } else {
-            if !have_dk {
-                for r in 1..rounds {
-                    for g in 0..G {
-                        dk[r][g] = rk[r][g].imc();
-                    }
-                }
-                have_dk = true;
-            }
-            for g in 0..G {
-                if (pass >> (g * V::LANES)) & lane_mask == 0 {
-                    continue;
-                }
-                let mut x = input.xor(rk[rounds][g]);
-                for r in (1..rounds).rev() {
-                    x = x.dec(dk[r][g]);
-                }
-                v[g] = x.dec_last(rk[0][g]).xor(xor);
+        todo = 0;
+        for g in 0..G {
+            if (pass >> (g * V::LANES)) & lane_mask != 0 {
+                todo |= 1 << g;
             }
         }
-        judge(t, check, plan.utf8, &v, &mut pass, &mut bad);
-        finish(&mut pass, &bad);
     }
     pass
 }
@@ -373,31 +337,29 @@ pub(crate) fn schedules<V: Lanes, const G: usize>(
     size: KeySize,
     keys: &KeyBatch,
 ) -> Vec<(Vec<Block>, Vec<Block>)> {
-    let rounds = size.rounds();
-    let n = G * V::LANES;
-    let mut lo = [t; G];
-    let mut hi = [t; G];
+    let nr = size.rounds();
+    let mut out = Vec::new();
     for g in 0..G {
-        lo[g] = t.load(&keys.lo[g * V::LANES..]);
-        hi[g] = t.load(&keys.hi[g * V::LANES..]);
-    }
-    let mut out = vec![(vec![[0u8; 16]; rounds + 1], vec![[0u8; 16]; rounds + 1]); n];
-    expand(t, size, lo, hi, |r, k| {
-        for g in 0..G {
+        let lo = t.load(&keys.lo[g * V::LANES..]);
+        let hi = t.load(&keys.hi[g * V::LANES..]);
+        let rk = match nr {
+            10 => expand_one::<V, 10>(t, lo, hi),
+            12 => expand_one::<V, 12>(t, lo, hi),
+            _ => expand_one::<V, 14>(t, lo, hi),
+        };
+        let mut lanes = vec![(vec![[0u8; 16]; nr + 1], vec![[0u8; 16]; nr + 1]); V::LANES];
+        for (r, k) in rk[..=nr].iter().enumerate() {
             let mut e = [[0u8; 16]; 4];
             let mut d = [[0u8; 16]; 4];
-            k[g].store(&mut e);
-            let dv = if r == 0 || r == rounds {
-                k[g]
-            } else {
-                k[g].imc()
-            };
+            k.store(&mut e);
+            let dv = if r == 0 || r == nr { *k } else { k.imc() };
             dv.store(&mut d);
-            for l in 0..V::LANES {
-                out[g * V::LANES + l].0[r] = e[l];
-                out[g * V::LANES + l].1[rounds - r] = d[l];
+            for (l, lane) in lanes.iter_mut().enumerate() {
+                lane.0[r] = e[l];
+                lane.1[nr - r] = d[l];
             }
         }
-    });
+        out.extend(lanes);
+    }
     out
 }

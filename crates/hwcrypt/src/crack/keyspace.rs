@@ -373,8 +373,22 @@ impl<'a> Odometer<'a> {
     }
 
     /// Steps to the next key (wrapping to the first after the last).
-    #[inline]
+    #[cfg(test)]
     pub(crate) fn step(&mut self) {
+        if let (Some(d), Some(&p)) = (self.digits.first_mut(), self.positions.first()) {
+            let values = &self.space.bytes[p].values;
+            if *d + 1 < values.len() {
+                *d += 1;
+                self.key[p] = values[*d];
+                return;
+            }
+        }
+        self.carry();
+    }
+
+    /// The general step: the lowest digit wraps and carries.
+    #[cold]
+    fn carry(&mut self) {
         for (d, &p) in self.digits.iter_mut().zip(&self.positions) {
             let values = &self.space.bytes[p].values;
             *d += 1;
@@ -384,6 +398,52 @@ impl<'a> Odometer<'a> {
             }
             *d = 0;
             self.key[p] = values[0];
+        }
+    }
+
+    /// Writes the next `n` keys into slots `0..n` of `batch`, stepping past them.
+    #[inline]
+    pub(crate) fn fill(&mut self, batch: &mut super::kernel::KeyBatch, n: usize) {
+        let Some(&p) = self.positions.first() else {
+            for slot in 0..n {
+                batch.set(slot, &self.key);
+            }
+            return;
+        };
+        let values = &self.space.bytes[p].values[..];
+        // The lowest digit's byte is ORed into the two halves as integers:
+        // writing it into `self.key` and reloading 16 bytes would stall on
+        // store forwarding (a byte store under a wider load) every key.
+        let (half, shift) = (p / 16, 8 * (p % 16));
+        let mut slot = 0;
+        while slot < n {
+            // Run the lowest digit up to its end (or the batch end) without carries.
+            let d = self.digits[0];
+            let run = (values.len() - d).min(n - slot);
+            self.key[p] = 0;
+            let base = [
+                u128::from_le_bytes(self.key[..16].try_into().expect("16 bytes")),
+                u128::from_le_bytes(self.key[16..].try_into().expect("16 bytes")),
+            ];
+            let (lo, hi) = (
+                &mut batch.lo[slot..slot + run],
+                &mut batch.hi[slot..slot + run],
+            );
+            for ((l, h), &v) in lo.iter_mut().zip(hi.iter_mut()).zip(&values[d..d + run]) {
+                let mut k = base;
+                k[half] |= u128::from(v) << shift;
+                *l = k[0].to_le_bytes();
+                *h = k[1].to_le_bytes();
+            }
+            slot += run;
+            if d + run < values.len() {
+                self.digits[0] = d + run;
+                self.key[p] = values[d + run];
+            } else {
+                self.digits[0] = values.len() - 1;
+                self.key[p] = values[values.len() - 1];
+                self.carry();
+            }
         }
     }
 }
@@ -445,6 +505,32 @@ mod tests {
         let mut k = [0u8; 32];
         ks.key_at(7, &mut k);
         assert_eq!(odo.key, k);
+    }
+
+    #[test]
+    fn fill_follows_key_at() {
+        for spec in [
+            "{1,7}, 0*13, 0..3, {9,200,4}",
+            "0*16",
+            "?, 5*15",
+            "0..=16*2, 0*14",
+        ] {
+            let ks = KeySpace::parse(spec).unwrap();
+            for start in [0, 1, 5, ks.size() / 2] {
+                let mut odo = Odometer::new(&ks, start);
+                let mut batch = crate::crack::kernel::KeyBatch::new();
+                let mut i = start;
+                for n in [7usize, 64, 3, 1, 33] {
+                    odo.fill(&mut batch, n);
+                    for slot in 0..n {
+                        let mut k = [0u8; 32];
+                        ks.key_at((i + slot as u64) % ks.size(), &mut k);
+                        assert_eq!(batch.key(slot, 16), k, "{spec} start {start} slot {slot}");
+                    }
+                    i += n as u64;
+                }
+            }
+        }
     }
 
     #[test]

@@ -321,6 +321,12 @@ pub struct Outcome {
     pub filter_passes: u64,
     /// Wall time of the search proper.
     pub elapsed: Duration,
+    /// The batch backend used.
+    pub backend: Backend,
+    /// Worker threads used.
+    pub threads: usize,
+    /// The ciphertext blocks the fast filter checked.
+    pub filter_blocks: Vec<usize>,
 }
 
 /// A validated search, ready to run.
@@ -499,6 +505,9 @@ impl<'a> Search<'a> {
             cancelled,
             filter_passes: passes.load(Ordering::Relaxed),
             elapsed: start.elapsed(),
+            backend: self.backend(),
+            threads: self.threads,
+            filter_blocks: self.filter_blocks(),
         }
     }
 }
@@ -566,10 +575,7 @@ impl Worker<'_, '_> {
                     return;
                 }
                 let n = (b - i).min(batch as u64) as usize;
-                for slot in 0..n {
-                    keys.set(slot, &odo.key);
-                    odo.step();
-                }
+                odo.fill(&mut keys, n);
                 let mask = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
                 let mut pass = s.kernel.filter(size, &s.plan, &keys, &mut soft) & mask;
                 while pass != 0 {
