@@ -126,86 +126,134 @@ fn rcon_block(r: u8) -> Block {
     word_shuffle([r, 0, 0, 0])
 }
 
-/// Round keys of one register of keys (`NR + 1` used).
-type Schedule<V> = [V; 15];
+/// Round keys of `P` registers of keys (`NR + 1` used).
+type Schedule<V, const P: usize> = [[V; P]; 15];
 
-/// Expands one register of keys (`lo`, `hi`: key bytes 0..16 and 16..32),
-/// straight-line: `NR` (10, 12, 14) is a constant, so every loop below has
-/// a constant trip count and unrolls into one block of register code.
+/// `prefix_xor(a) ^ SubWord(RotWord(word w of b)) ^ rcon` per register
+/// (`ctrl` picks and rotates the word).
 #[inline(always)]
-fn expand_one<V: Lanes, const NR: usize>(t: V, lo: V, hi: V) -> Schedule<V> {
-    let mut rk = [lo; 15];
+fn rot_step<V: Lanes, const P: usize>(t: V, a: [V; P], b: [V; P], ctrl: V, rc: u8) -> [V; P] {
+    let rc = t.splat(&rcon_block(rc));
+    core::array::from_fn(|i| prefix_xor(a[i]).xor(b[i].shuffle(ctrl).enc_last(rc)))
+}
+
+/// AES-256's odd step: `prefix_xor(a) ^ SubWord(word 3 of b)`.
+#[inline(always)]
+fn sub_step<V: Lanes, const P: usize>(t: V, a: [V; P], b: [V; P]) -> [V; P] {
+    let (bcast3, zero) = (t.splat(&BCAST3), t.splat(&[0; 16]));
+    core::array::from_fn(|i| prefix_xor(a[i]).xor(b[i].shuffle(bcast3).enc_last(zero)))
+}
+
+/// AES-192's step: the next six words (`a`: four, `b`: two in its low half).
+#[inline(always)]
+fn step192<V: Lanes, const P: usize>(t: V, a: [V; P], b: [V; P], rc: u8) -> ([V; P], [V; P]) {
+    let a2 = rot_step(t, a, b, t.splat(&ROT1), rc);
+    let bcast3 = t.splat(&BCAST3);
+    let b2 = core::array::from_fn(|i| prefix_xor(b[i]).xor(a2[i].shuffle(bcast3)));
+    (a2, b2)
+}
+
+/// Expands `P` registers of keys (`lo`, `hi`: key bytes 0..16 and 16..32)
+/// in straight-line code: every step written out, so the `P` independent
+/// chains interleave and the round keys stay in registers.
+#[inline(always)]
+fn expand_p<V: Lanes, const P: usize, const NR: usize>(
+    t: V,
+    lo: [V; P],
+    hi: [V; P],
+) -> Schedule<V, P> {
+    let r = RCON;
     match NR {
         10 => {
-            let rot3 = t.splat(&ROT3);
-            let mut k = lo;
-            for (i, rc) in RCON.into_iter().enumerate() {
-                k = prefix_xor(k).xor(k.shuffle(rot3).enc_last(t.splat(&rcon_block(rc))));
-                rk[i + 1] = k;
-            }
+            let c = t.splat(&ROT3);
+            let k1 = rot_step(t, lo, lo, c, r[0]);
+            let k2 = rot_step(t, k1, k1, c, r[1]);
+            let k3 = rot_step(t, k2, k2, c, r[2]);
+            let k4 = rot_step(t, k3, k3, c, r[3]);
+            let k5 = rot_step(t, k4, k4, c, r[4]);
+            let k6 = rot_step(t, k5, k5, c, r[5]);
+            let k7 = rot_step(t, k6, k6, c, r[6]);
+            let k8 = rot_step(t, k7, k7, c, r[7]);
+            let k9 = rot_step(t, k8, k8, c, r[8]);
+            let k10 = rot_step(t, k9, k9, c, r[9]);
+            [lo, k1, k2, k3, k4, k5, k6, k7, k8, k9, k10, lo, lo, lo, lo]
         }
         14 => {
-            let rot3 = t.splat(&ROT3);
-            let bcast3 = t.splat(&BCAST3);
-            let zero = t.splat(&[0; 16]);
-            let (mut e, mut o) = (lo, hi);
-            rk[1] = o;
-            for (i, &rc) in RCON[..7].iter().enumerate() {
-                let rc = t.splat(&rcon_block(rc));
-                e = prefix_xor(e).xor(o.shuffle(rot3).enc_last(rc));
-                rk[2 + 2 * i] = e;
-                if i < 6 {
-                    o = prefix_xor(o).xor(e.shuffle(bcast3).enc_last(zero));
-                    rk[3 + 2 * i] = o;
-                }
-            }
+            let c = t.splat(&ROT3);
+            let k2 = rot_step(t, lo, hi, c, r[0]);
+            let k3 = sub_step(t, hi, k2);
+            let k4 = rot_step(t, k2, k3, c, r[1]);
+            let k5 = sub_step(t, k3, k4);
+            let k6 = rot_step(t, k4, k5, c, r[2]);
+            let k7 = sub_step(t, k5, k6);
+            let k8 = rot_step(t, k6, k7, c, r[3]);
+            let k9 = sub_step(t, k7, k8);
+            let k10 = rot_step(t, k8, k9, c, r[4]);
+            let k11 = sub_step(t, k9, k10);
+            let k12 = rot_step(t, k10, k11, c, r[5]);
+            let k13 = sub_step(t, k11, k12);
+            let k14 = rot_step(t, k12, k13, c, r[6]);
+            [
+                lo, hi, k2, k3, k4, k5, k6, k7, k8, k9, k10, k11, k12, k13, k14,
+            ]
         }
         _ => {
-            // AES-192: words w0..w3 in `a`, w4, w5 in the low half of `b`;
-            // each step makes the next six words; round keys straddle them.
-            let rot1 = t.splat(&ROT1);
-            let bcast3 = t.splat(&BCAST3);
-            let (mut a, mut b) = (lo, hi);
-            for (it, &rc) in RCON[..8].iter().enumerate() {
-                let rc = t.splat(&rcon_block(rc));
-                let a2 = prefix_xor(a).xor(b.shuffle(rot1).enc_last(rc));
-                let b2 = prefix_xor(b).xor(a2.shuffle(bcast3));
-                // Round keys 3j+1, 3j+2 from (b, a2, b2) when `it` = 2j;
-                // round key 3j+3 = a2 when `it` = 2j+1.
-                let j = it / 2;
-                if it % 2 == 0 {
-                    rk[3 * j + 1] = b.unpack_lo64(a2);
-                    rk[3 * j + 2] = b2.align8(a2);
-                } else {
-                    rk[3 * j + 3] = a2;
-                }
-                a = a2;
-                b = b2;
-            }
+            // AES-192: round keys straddle the six-word steps.
+            let lo64 = |b: [V; P], a: [V; P]| core::array::from_fn(|i| b[i].unpack_lo64(a[i]));
+            let hi64 = |b: [V; P], a: [V; P]| core::array::from_fn(|i| b[i].align8(a[i]));
+            let (a1, b1) = step192(t, lo, hi, r[0]);
+            let (a2, b2) = step192(t, a1, b1, r[1]);
+            let (a3, b3) = step192(t, a2, b2, r[2]);
+            let (a4, b4) = step192(t, a3, b3, r[3]);
+            let (a5, b5) = step192(t, a4, b4, r[4]);
+            let (a6, b6) = step192(t, a5, b5, r[5]);
+            let (a7, b7) = step192(t, a6, b6, r[6]);
+            let (a8, _) = step192(t, a7, b7, r[7]);
+            [
+                lo,
+                lo64(hi, a1),
+                hi64(b1, a1),
+                a2,
+                lo64(b2, a3),
+                hi64(b3, a3),
+                a4,
+                lo64(b4, a5),
+                hi64(b5, a5),
+                a6,
+                lo64(b6, a7),
+                hi64(b7, a7),
+                a8,
+                lo,
+                lo,
+            ]
         }
     }
-    rk
 }
 
-/// `E_k(x)` with a schedule.
+/// `E_k(x)` for `P` registers of keys.
 #[inline(always)]
-fn encrypt<V: Lanes, const NR: usize>(rk: &Schedule<V>, x: V) -> V {
-    let mut x = x.xor(rk[0]);
+fn encrypt<V: Lanes, const P: usize, const NR: usize>(rk: &Schedule<V, P>, x: V) -> [V; P] {
+    let mut x: [V; P] = core::array::from_fn(|i| x.xor(rk[0][i]));
     for k in &rk[1..NR] {
-        x = x.enc(*k);
+        for i in 0..P {
+            x[i] = x[i].enc(k[i]);
+        }
     }
-    x.enc_last(rk[NR])
+    core::array::from_fn(|i| x[i].enc_last(rk[NR][i]))
 }
 
-/// `D_k(x)` with an encryption schedule (InvMixColumns of the inner round
-/// keys on the way: the equivalent inverse cipher).
+/// `D_k(x)` for `P` registers of keys, from the encryption schedule
+/// (InvMixColumns of the inner round keys on the way: the equivalent
+/// inverse cipher).
 #[inline(always)]
-fn decrypt<V: Lanes, const NR: usize>(rk: &Schedule<V>, x: V) -> V {
-    let mut x = x.xor(rk[NR]);
+fn decrypt<V: Lanes, const P: usize, const NR: usize>(rk: &Schedule<V, P>, x: V) -> [V; P] {
+    let mut x: [V; P] = core::array::from_fn(|i| x.xor(rk[NR][i]));
     for r in (1..NR).rev() {
-        x = x.dec(rk[r].imc());
+        for i in 0..P {
+            x[i] = x[i].dec(rk[r][i].imc());
+        }
     }
-    x.dec_last(rk[0])
+    core::array::from_fn(|i| x[i].dec_last(rk[0][i]))
 }
 
 /// Per-lane evaluation of `check` on `G` registers of block values; clears
@@ -261,6 +309,11 @@ pub(crate) fn filter<V: Lanes, const G: usize>(
     }
 }
 
+/// Registers whose schedules are expanded side by side: two independent
+/// chains in the same straight-line block (more would not fit the
+/// registers next to the inverse schedule).
+const P: usize = 2;
+
 /// One check's block values for the registers of `todo` (bit `g`).
 #[inline(always)]
 fn values<V: Lanes, const G: usize, const NR: usize>(
@@ -272,26 +325,22 @@ fn values<V: Lanes, const G: usize, const NR: usize>(
     let input = t.splat(&check.input);
     let xor = t.splat(&check.xor);
     let mut v = [input; G];
-    // One register at a time, its whole schedule in registers: the loop
-    // body is straight-line code that out-of-order execution overlaps with
-    // the next register's, so several key schedules are in flight.
-    if check.forward {
-        for (g, out) in v.iter_mut().enumerate() {
-            if todo & (1 << g) != 0 {
-                let lo = t.load(&keys.lo[g * V::LANES..]);
-                let hi = t.load(&keys.hi[g * V::LANES..]);
-                let rk = expand_one::<V, NR>(t, lo, hi);
-                *out = encrypt::<V, NR>(&rk, input).xor(xor);
-            }
+    // `P` registers at a time, their whole schedules in registers; out-of-
+    // order execution overlaps consecutive iterations as well.
+    for g0 in (0..G).step_by(P) {
+        if todo & (((1 << P) - 1) << g0) == 0 {
+            continue;
         }
-    } else {
-        for (g, out) in v.iter_mut().enumerate() {
-            if todo & (1 << g) != 0 {
-                let lo = t.load(&keys.lo[g * V::LANES..]);
-                let hi = t.load(&keys.hi[g * V::LANES..]);
-                let rk = expand_one::<V, NR>(t, lo, hi);
-                *out = decrypt::<V, NR>(&rk, input).xor(xor);
-            }
+        let lo: [V; P] = core::array::from_fn(|i| t.load(&keys.lo[(g0 + i) * V::LANES..]));
+        let hi: [V; P] = core::array::from_fn(|i| t.load(&keys.hi[(g0 + i) * V::LANES..]));
+        let rk = expand_p::<V, P, NR>(t, lo, hi);
+        let out = if check.forward {
+            encrypt::<V, P, NR>(&rk, input)
+        } else {
+            decrypt::<V, P, NR>(&rk, input)
+        };
+        for i in 0..P {
+            v[g0 + i] = out[i].xor(xor);
         }
     }
     v
@@ -342,11 +391,12 @@ pub(crate) fn schedules<V: Lanes, const G: usize>(
     for g in 0..G {
         let lo = t.load(&keys.lo[g * V::LANES..]);
         let hi = t.load(&keys.hi[g * V::LANES..]);
-        let rk = match nr {
-            10 => expand_one::<V, 10>(t, lo, hi),
-            12 => expand_one::<V, 12>(t, lo, hi),
-            _ => expand_one::<V, 14>(t, lo, hi),
-        };
+        let rk: [V; 15] = match nr {
+            10 => expand_p::<V, 1, 10>(t, [lo], [hi]),
+            12 => expand_p::<V, 1, 12>(t, [lo], [hi]),
+            _ => expand_p::<V, 1, 14>(t, [lo], [hi]),
+        }
+        .map(|k| k[0]);
         let mut lanes = vec![(vec![[0u8; 16]; nr + 1], vec![[0u8; 16]; nr + 1]); V::LANES];
         for (r, k) in rk[..=nr].iter().enumerate() {
             let mut e = [[0u8; 16]; 4];
