@@ -8,6 +8,9 @@ use crate::cpu::{self, Features};
 use crate::registry::AESNI_FEATURES;
 use core::arch::x86_64::*;
 
+/// Registers whose schedules are expanded side by side (see `kernel::filter`).
+const P: usize = 2;
+
 /// Keys interleaved per batch: 8 independent key-schedule chains keep the
 /// AES unit busy despite the 4-cycle latency of each step (16 xmm
 /// registers: two round-key halves and one state per key spill a little,
@@ -53,7 +56,7 @@ impl Kernel {
 /// The CPU must support AES-NI and SSSE3.
 #[target_feature(enable = "aes,ssse3")]
 unsafe fn filter(t: Xmm, size: KeySize, plan: &Plan, keys: &KeyBatch) -> u64 {
-    kernel::filter::<Xmm, BATCH>(t, size, plan, keys)
+    kernel::filter::<Xmm, BATCH, P>(t, size, plan, keys)
 }
 
 /// # Safety

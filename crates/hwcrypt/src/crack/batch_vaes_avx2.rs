@@ -11,6 +11,9 @@ use crate::cpu::{self, Features};
 use crate::registry::VAES_AVX2_FEATURES;
 use core::arch::x86_64::*;
 
+/// Registers whose schedules are expanded side by side (see `kernel::filter`).
+const P: usize = 2;
+
 /// Registers interleaved per batch: 4 ymm (8 keys). Each key-schedule step
 /// is a chain of about 7 cycles; four registers of work in flight keep the
 /// two AES pipes busy, and with two round-key halves and a state each they
@@ -58,7 +61,7 @@ impl Kernel {
 /// The CPU must support VAES, AVX2, AES-NI and SSSE3.
 #[target_feature(enable = "aes,ssse3,avx,avx2,vaes")]
 unsafe fn filter(t: Ymm, size: KeySize, plan: &Plan, keys: &KeyBatch) -> u64 {
-    kernel::filter::<Ymm, G>(t, size, plan, keys)
+    kernel::filter::<Ymm, G, P>(t, size, plan, keys)
 }
 
 /// # Safety

@@ -11,6 +11,9 @@ use crate::cpu::{self, Features};
 use crate::registry::VAES_AVX512_FEATURES;
 use core::arch::x86_64::*;
 
+/// Registers whose schedules are expanded side by side (see `kernel::filter`).
+const P: usize = 2;
+
 /// Registers interleaved per batch: 8 zmm (32 keys). With 32 zmm registers
 /// the two round-key halves and a state of all eight stay in registers,
 /// and eight independent chains cover the latency of a key-schedule step.
@@ -57,7 +60,7 @@ impl Kernel {
 /// The CPU must support VAES, AVX-512 F/BW/VL, AVX2, AES-NI and SSSE3.
 #[target_feature(enable = "aes,ssse3,avx,avx2,vaes,avx512f,avx512bw,avx512vl")]
 unsafe fn filter(t: Zmm, size: KeySize, plan: &Plan, keys: &KeyBatch) -> u64 {
-    kernel::filter::<Zmm, G>(t, size, plan, keys)
+    kernel::filter::<Zmm, G, P>(t, size, plan, keys)
 }
 
 /// # Safety

@@ -296,27 +296,25 @@ fn judge<V: Lanes, const G: usize>(
 /// The pass mask (bit `i`: key `i` passes every check of `plan`) for the
 /// `G * LANES` keys of `keys`.
 #[inline(always)]
-pub(crate) fn filter<V: Lanes, const G: usize>(
+///
+/// `P` registers have their schedules expanded side by side (independent
+/// chains in one straight-line block); `G` must be a multiple of `P`.
+pub(crate) fn filter<V: Lanes, const G: usize, const P: usize>(
     t: V,
     size: KeySize,
     plan: &Plan,
     keys: &KeyBatch,
 ) -> u64 {
     match size {
-        KeySize::Aes128 => filter_nr::<V, G, 10>(t, plan, keys),
-        KeySize::Aes192 => filter_nr::<V, G, 12>(t, plan, keys),
-        KeySize::Aes256 => filter_nr::<V, G, 14>(t, plan, keys),
+        KeySize::Aes128 => filter_nr::<V, G, P, 10>(t, plan, keys),
+        KeySize::Aes192 => filter_nr::<V, G, P, 12>(t, plan, keys),
+        KeySize::Aes256 => filter_nr::<V, G, P, 14>(t, plan, keys),
     }
 }
 
-/// Registers whose schedules are expanded side by side: two independent
-/// chains in the same straight-line block (more would not fit the
-/// registers next to the inverse schedule).
-const P: usize = 2;
-
 /// One check's block values for the registers of `todo` (bit `g`).
 #[inline(always)]
-fn values<V: Lanes, const G: usize, const NR: usize>(
+fn values<V: Lanes, const G: usize, const P: usize, const NR: usize>(
     t: V,
     check: &BlockCheck,
     keys: &KeyBatch,
@@ -347,7 +345,7 @@ fn values<V: Lanes, const G: usize, const NR: usize>(
 }
 
 #[inline(always)]
-fn filter_nr<V: Lanes, const G: usize, const NR: usize>(t: V, plan: &Plan, keys: &KeyBatch) -> u64 {
+fn filter_nr<V: Lanes, const G: usize, const P: usize, const NR: usize>(t: V, plan: &Plan, keys: &KeyBatch) -> u64 {
     let n = G * V::LANES;
     let all = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
     let lane_mask = (1u64 << V::LANES) - 1;
@@ -357,7 +355,7 @@ fn filter_nr<V: Lanes, const G: usize, const NR: usize>(t: V, plan: &Plan, keys:
     for check in &plan.checks {
         // Later checks recompute the schedule of the (rare) registers that
         // still hold a passing key instead of storing every schedule.
-        let v = values::<V, G, NR>(t, check, keys, todo);
+        let v = values::<V, G, P, NR>(t, check, keys, todo);
         judge(t, check, plan.utf8, &v, &mut pass, &mut bad);
         for (i, &b) in bad[..n].iter().enumerate() {
             if u32::from(b) > plan.max_bad {
