@@ -345,7 +345,11 @@ fn values<V: Lanes, const G: usize, const P: usize, const NR: usize>(
 }
 
 #[inline(always)]
-fn filter_nr<V: Lanes, const G: usize, const P: usize, const NR: usize>(t: V, plan: &Plan, keys: &KeyBatch) -> u64 {
+fn filter_nr<V: Lanes, const G: usize, const P: usize, const NR: usize>(
+    t: V,
+    plan: &Plan,
+    keys: &KeyBatch,
+) -> u64 {
     let n = G * V::LANES;
     let all = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
     let lane_mask = (1u64 << V::LANES) - 1;
