@@ -344,6 +344,8 @@ pub(crate) struct Odometer<'a> {
     positions: Vec<usize>,
     /// Current digit of each variable byte, same order.
     digits: Vec<usize>,
+    /// The lowest digit's values, shifted into place in their 16-byte half.
+    low_lut: Vec<u128>,
     pub(crate) key: [u8; 32],
 }
 
@@ -364,10 +366,21 @@ impl<'a> Odometer<'a> {
                     .expect("key_at writes candidate values")
             })
             .collect();
+        let low_lut = positions
+            .first()
+            .map(|&p| {
+                space.bytes[p]
+                    .values
+                    .iter()
+                    .map(|&v| u128::from(v) << (8 * (p % 16)))
+                    .collect()
+            })
+            .unwrap_or_default();
         Odometer {
             space,
             positions,
             digits,
+            low_lut,
             key,
         }
     }
@@ -411,10 +424,13 @@ impl<'a> Odometer<'a> {
             return;
         };
         let values = &self.space.bytes[p].values[..];
-        // The lowest digit's byte is ORed into the two halves as integers:
-        // writing it into `self.key` and reloading 16 bytes would stall on
-        // store forwarding (a byte store under a wider load) every key.
-        let (half, shift) = (p / 16, 8 * (p % 16));
+        // The lowest digit's byte is ORed into its half of the key as an
+        // integer (from a table: no variable 128-bit shift per key): writing
+        // it into `self.key` and reloading 16 bytes would stall on store
+        // forwarding (a byte store under a wider load) every key.
+        let half = p / 16;
+        // Taken out for the loop (`carry` borrows `self` mutably).
+        let lut = core::mem::take(&mut self.low_lut);
         let mut slot = 0;
         while slot < n {
             // Run the lowest digit up to its end (or the batch end) without carries.
@@ -429,9 +445,9 @@ impl<'a> Odometer<'a> {
                 &mut batch.lo[slot..slot + run],
                 &mut batch.hi[slot..slot + run],
             );
-            for ((l, h), &v) in lo.iter_mut().zip(hi.iter_mut()).zip(&values[d..d + run]) {
+            for ((l, h), &v) in lo.iter_mut().zip(hi.iter_mut()).zip(&lut[d..d + run]) {
                 let mut k = base;
-                k[half] |= u128::from(v) << shift;
+                k[half] |= v;
                 *l = k[0].to_le_bytes();
                 *h = k[1].to_le_bytes();
             }
@@ -445,6 +461,7 @@ impl<'a> Odometer<'a> {
                 self.carry();
             }
         }
+        self.low_lut = lut;
     }
 }
 
