@@ -445,11 +445,20 @@ impl<'a> Odometer<'a> {
                 &mut batch.lo[slot..slot + run],
                 &mut batch.hi[slot..slot + run],
             );
-            for ((l, h), &v) in lo.iter_mut().zip(hi.iter_mut()).zip(&lut[d..d + run]) {
-                let mut k = base;
-                k[half] |= v;
-                *l = k[0].to_le_bytes();
-                *h = k[1].to_le_bytes();
+            let values_run = &lut[d..d + run];
+            // The half without the digit is the same for the whole run.
+            if half == 0 {
+                let h = base[1].to_le_bytes();
+                for ((l, hh), &v) in lo.iter_mut().zip(hi.iter_mut()).zip(values_run) {
+                    *l = (base[0] | v).to_le_bytes();
+                    *hh = h;
+                }
+            } else {
+                let l0 = base[0].to_le_bytes();
+                for ((l, hh), &v) in lo.iter_mut().zip(hi.iter_mut()).zip(values_run) {
+                    *l = l0;
+                    *hh = (base[1] | v).to_le_bytes();
+                }
             }
             slot += run;
             if d + run < values.len() {
