@@ -9,7 +9,7 @@ use crate::registry::AESNI_FEATURES;
 use core::arch::x86_64::*;
 
 /// Registers whose schedules are expanded side by side (see `kernel::filter`).
-const P: usize = 2;
+const P: usize = 4;
 
 /// Keys interleaved per batch: 8 independent key-schedule chains keep the
 /// AES unit busy despite the 4-cycle latency of each step (16 xmm

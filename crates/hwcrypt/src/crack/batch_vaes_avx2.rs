@@ -12,7 +12,7 @@ use crate::registry::VAES_AVX2_FEATURES;
 use core::arch::x86_64::*;
 
 /// Registers whose schedules are expanded side by side (see `kernel::filter`).
-const P: usize = 2;
+const P: usize = 4;
 
 /// Registers interleaved per batch: 4 ymm (8 keys). Each key-schedule step
 /// is a chain of about 7 cycles; four registers of work in flight keep the

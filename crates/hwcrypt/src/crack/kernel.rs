@@ -134,14 +134,22 @@ type Schedule<V, const P: usize> = [[V; P]; 15];
 #[inline(always)]
 fn rot_step<V: Lanes, const P: usize>(t: V, a: [V; P], b: [V; P], ctrl: V, rc: u8) -> [V; P] {
     let rc = t.splat(&rcon_block(rc));
-    core::array::from_fn(|i| prefix_xor(a[i]).xor(b[i].shuffle(ctrl).enc_last(rc)))
+    let mut out = a;
+    for i in 0..P {
+        out[i] = prefix_xor(a[i]).xor(b[i].shuffle(ctrl).enc_last(rc));
+    }
+    out
 }
 
 /// AES-256's odd step: `prefix_xor(a) ^ SubWord(word 3 of b)`.
 #[inline(always)]
 fn sub_step<V: Lanes, const P: usize>(t: V, a: [V; P], b: [V; P]) -> [V; P] {
     let (bcast3, zero) = (t.splat(&BCAST3), t.splat(&[0; 16]));
-    core::array::from_fn(|i| prefix_xor(a[i]).xor(b[i].shuffle(bcast3).enc_last(zero)))
+    let mut out = a;
+    for i in 0..P {
+        out[i] = prefix_xor(a[i]).xor(b[i].shuffle(bcast3).enc_last(zero));
+    }
+    out
 }
 
 /// AES-192's step: the next six words (`a`: four, `b`: two in its low half).
@@ -149,7 +157,10 @@ fn sub_step<V: Lanes, const P: usize>(t: V, a: [V; P], b: [V; P]) -> [V; P] {
 fn step192<V: Lanes, const P: usize>(t: V, a: [V; P], b: [V; P], rc: u8) -> ([V; P], [V; P]) {
     let a2 = rot_step(t, a, b, t.splat(&ROT1), rc);
     let bcast3 = t.splat(&BCAST3);
-    let b2 = core::array::from_fn(|i| prefix_xor(b[i]).xor(a2[i].shuffle(bcast3)));
+    let mut b2 = b;
+    for i in 0..P {
+        b2[i] = prefix_xor(b[i]).xor(a2[i].shuffle(bcast3));
+    }
     (a2, b2)
 }
 
@@ -199,8 +210,20 @@ fn expand_p<V: Lanes, const P: usize, const NR: usize>(
         }
         _ => {
             // AES-192: round keys straddle the six-word steps.
-            let lo64 = |b: [V; P], a: [V; P]| core::array::from_fn(|i| b[i].unpack_lo64(a[i]));
-            let hi64 = |b: [V; P], a: [V; P]| core::array::from_fn(|i| b[i].align8(a[i]));
+            let lo64 = |b: [V; P], a: [V; P]| {
+                let mut out = a;
+                for i in 0..P {
+                    out[i] = b[i].unpack_lo64(a[i]);
+                }
+                out
+            };
+            let hi64 = |b: [V; P], a: [V; P]| {
+                let mut out = a;
+                for i in 0..P {
+                    out[i] = b[i].align8(a[i]);
+                }
+                out
+            };
             let (a1, b1) = step192(t, lo, hi, r[0]);
             let (a2, b2) = step192(t, a1, b1, r[1]);
             let (a3, b3) = step192(t, a2, b2, r[2]);
@@ -233,13 +256,19 @@ fn expand_p<V: Lanes, const P: usize, const NR: usize>(
 /// `E_k(x)` for `P` registers of keys.
 #[inline(always)]
 fn encrypt<V: Lanes, const P: usize, const NR: usize>(rk: &Schedule<V, P>, x: V) -> [V; P] {
-    let mut x: [V; P] = core::array::from_fn(|i| x.xor(rk[0][i]));
+    let mut x = [x; P];
+    for i in 0..P {
+        x[i] = x[i].xor(rk[0][i]);
+    }
     for k in &rk[1..NR] {
         for i in 0..P {
             x[i] = x[i].enc(k[i]);
         }
     }
-    core::array::from_fn(|i| x[i].enc_last(rk[NR][i]))
+    for i in 0..P {
+        x[i] = x[i].enc_last(rk[NR][i]);
+    }
+    x
 }
 
 /// `D_k(x)` for `P` registers of keys, from the encryption schedule
@@ -247,13 +276,19 @@ fn encrypt<V: Lanes, const P: usize, const NR: usize>(rk: &Schedule<V, P>, x: V)
 /// inverse cipher).
 #[inline(always)]
 fn decrypt<V: Lanes, const P: usize, const NR: usize>(rk: &Schedule<V, P>, x: V) -> [V; P] {
-    let mut x: [V; P] = core::array::from_fn(|i| x.xor(rk[NR][i]));
+    let mut x = [x; P];
+    for i in 0..P {
+        x[i] = x[i].xor(rk[NR][i]);
+    }
     for r in (1..NR).rev() {
         for i in 0..P {
             x[i] = x[i].dec(rk[r][i].imc());
         }
     }
-    core::array::from_fn(|i| x[i].dec_last(rk[0][i]))
+    for i in 0..P {
+        x[i] = x[i].dec_last(rk[0][i]);
+    }
+    x
 }
 
 /// Per-lane evaluation of `check` on `G` registers of block values; clears
@@ -329,8 +364,11 @@ fn values<V: Lanes, const G: usize, const P: usize, const NR: usize>(
         if todo & (((1 << P) - 1) << g0) == 0 {
             continue;
         }
-        let lo: [V; P] = core::array::from_fn(|i| t.load(&keys.lo[(g0 + i) * V::LANES..]));
-        let hi: [V; P] = core::array::from_fn(|i| t.load(&keys.hi[(g0 + i) * V::LANES..]));
+        let (mut lo, mut hi) = ([t; P], [t; P]);
+        for i in 0..P {
+            lo[i] = t.load(&keys.lo[(g0 + i) * V::LANES..]);
+            hi[i] = t.load(&keys.hi[(g0 + i) * V::LANES..]);
+        }
         let rk = expand_p::<V, P, NR>(t, lo, hi);
         let out = if check.forward {
             encrypt::<V, P, NR>(&rk, input)
