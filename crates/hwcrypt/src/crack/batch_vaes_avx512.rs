@@ -12,7 +12,7 @@ use crate::registry::VAES_AVX512_FEATURES;
 use core::arch::x86_64::*;
 
 /// Registers whose schedules are expanded side by side (see `kernel::filter`).
-const P: usize = 2;
+const P: usize = 4;
 
 /// Registers interleaved per batch: 8 zmm (32 keys). With 32 zmm registers
 /// the two round-key halves and a state of all eight stay in registers,
