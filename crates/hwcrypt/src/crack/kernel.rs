@@ -461,7 +461,7 @@ fn lanes_nonzero_gathers_each_group() {
             let mut x = 0u64;
             for l in 0..4 {
                 if lanes & (1 << l) != 0 {
-                    x |= 1 << (16 * l + (pos + l as usize * 5) % 16);
+                    x |= 1 << (16 * l + (pos + l * 5) % 16);
                 }
             }
             assert_eq!(lanes_nonzero(x), lanes, "{x:#x}");
