@@ -18,7 +18,7 @@ const P: usize = 4;
 /// is a chain of about 7 cycles; four registers of work in flight keep the
 /// two AES pipes busy, and with two round-key halves and a state each they
 /// fit the 16 ymm registers.
-const G: usize = 4;
+const G: usize = 8;
 /// Keys per batch.
 pub(crate) const BATCH: usize = 2 * G;
 
