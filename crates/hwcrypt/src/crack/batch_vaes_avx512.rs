@@ -14,10 +14,9 @@ use core::arch::x86_64::*;
 /// Registers whose schedules are expanded side by side (see `kernel::filter`).
 const P: usize = 4;
 
-/// Registers interleaved per batch: 8 zmm (32 keys). With 32 zmm registers
-/// the two round-key halves and a state of all eight stay in registers,
-/// and eight independent chains cover the latency of a key-schedule step.
-const G: usize = 8;
+/// Registers per batch: 16 zmm (64 keys, the most a `u64` pass mask
+/// holds), expanded four at a time (see `P`).
+const G: usize = 16;
 /// Keys per batch.
 pub(crate) const BATCH: usize = 4 * G;
 
