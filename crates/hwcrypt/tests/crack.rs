@@ -264,6 +264,21 @@ fn check_resume(backend: Backend, seed: u64) -> Result<(), String> {
     if !out.cancelled || out.completed || out.position != 0 || !out.hits.is_empty() {
         return Err(format!("cancelled search: {out:?}"));
     }
+    // The one-call form, with a progress callback that sees the final count.
+    let mut last = 0;
+    let out = crack::search(
+        &c.space,
+        &c.challenge,
+        SearchOptions {
+            progress_interval: Some(std::time::Duration::from_millis(1)),
+            ..opts(backend)
+        },
+        |p| last = last.max(p.searched),
+    )
+    .map_err(|e| e.to_string())?;
+    if out.hits.len() != 1 || last > c.space.size() {
+        return Err(format!("search(): {out:?}"));
+    }
     let index = c.space.index_of(&c.key).unwrap();
     // Starting past the key misses it; starting at it finds it.
     for (start, expect) in [(index + 1, 0), (index, 1), (index / 2, 1)] {

@@ -512,6 +512,19 @@ impl<'a> Search<'a> {
     }
 }
 
+/// The whole search in one call: [`Search::new`] then [`Search::run`].
+/// `progress` runs on the calling thread about every
+/// [`SearchOptions::progress_interval`]; a [`CancelToken`] in `options`
+/// stops it from anywhere.
+pub fn search(
+    space: &KeySpace,
+    challenge: &Challenge,
+    options: SearchOptions,
+    progress: impl FnMut(&Progress),
+) -> Result<Outcome> {
+    Ok(Search::new(space, challenge, options)?.run(progress))
+}
+
 /// What the worker threads share.
 struct Worker<'s, 'a> {
     search: &'s Search<'a>,
