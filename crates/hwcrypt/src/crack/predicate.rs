@@ -67,7 +67,8 @@ pub enum Predicate {
     },
     /// The plaintext looks like text: at least `min_ratio` of its bytes are
     /// printable ASCII, tab, CR or LF (or, with `utf8`, part of valid UTF-8
-    /// multi-byte characters).
+    /// multi-byte characters). In CBC the test skips block 0, which a wrong
+    /// IV garbles, so a wrong IV never hides the right key.
     Text {
         /// 0.0..=1.0; 1.0 means every byte.
         min_ratio: f64,
@@ -183,6 +184,10 @@ pub struct Challenge {
     pub(crate) predicates: Vec<Predicate>,
     /// Plaintext bytes the predicates see start here (16 for CBC without IV).
     pub(crate) first_byte: usize,
+    /// The text test starts here: 16 for CBC with more than one block, IV
+    /// or not, because block 0 depends on the IV, which may be wrong (a
+    /// wrong IV must not hide the right key); else 0.
+    pub(crate) text_from: usize,
 }
 
 impl Challenge {
@@ -261,12 +266,17 @@ impl Challenge {
         } else {
             padding
         };
+        let text_from = match mode {
+            Mode::Cbc { .. } if len > BLOCK_SIZE => BLOCK_SIZE,
+            _ => 0,
+        };
         Ok(Challenge {
             ciphertext,
             mode,
             padding,
             predicates,
             first_byte,
+            text_from,
         })
     }
 
@@ -319,7 +329,10 @@ impl Challenge {
         }
         let mut text_mask = 0u16;
         let last = i + 1 == self.blocks();
-        if self.text().is_some() && !(last && self.padding != Padding::None) {
+        if self.text().is_some()
+            && !(last && self.padding != Padding::None)
+            && start >= self.text_from
+        {
             text_mask = ((1u32 << in_block) - 1) as u16;
         }
         let c = self.cblock(i);
@@ -369,7 +382,7 @@ impl Challenge {
     pub(crate) fn plan(&self, blocks: Option<&[usize]>) -> Result<Plan> {
         let (max_bad, utf8) = match self.text() {
             Some((ratio, utf8)) => {
-                let region = self.ciphertext.len().saturating_sub(self.first_byte);
+                let region = self.ciphertext.len().saturating_sub(self.text_from);
                 (allowed_non_text(region, ratio) as u32, utf8)
             }
             None => (0, false),
@@ -510,7 +523,11 @@ impl Challenge {
         let Some(visible) = self.visible(plain) else {
             return false;
         };
-        let region = self.ciphertext.len() - self.first_byte;
+        let region = self.ciphertext.len() - self.text_from;
+        // `visible` starts at `first_byte` (<= `text_from`).
+        let text = visible
+            .get(self.text_from - self.first_byte..)
+            .unwrap_or(&[]);
         self.predicates.iter().all(|p| match p {
             Predicate::Contains(s) => visible.windows(s.len()).any(|w| w == s.as_slice()),
             Predicate::KnownAt { offset, bytes } => {
@@ -521,7 +538,7 @@ impl Challenge {
                 // padding is removed) so that the filter's budget, which is
                 // fixed before any key is tried, is never smaller.
                 let allowed = allowed_non_text(region, *min_ratio);
-                non_text_bytes_upto(visible, *utf8, allowed) <= allowed
+                non_text_bytes_upto(text, *utf8, allowed) <= allowed
             }
         })
     }
