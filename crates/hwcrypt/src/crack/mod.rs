@@ -293,6 +293,14 @@ pub struct Hit {
     pub plaintext_offset: usize,
 }
 
+impl Drop for Hit {
+    fn drop(&mut self) {
+        use zeroize::Zeroize;
+        self.key.zeroize();
+        self.plaintext.zeroize();
+    }
+}
+
 impl core::fmt::Debug for Hit {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Hit")
@@ -549,11 +557,12 @@ impl Worker<'_, '_> {
         let s = self.search;
         let size = s.space.key_size();
         let key_len = size.key_len();
+        // Confirmations rekey for every key that passes the filter and
+        // decrypt a short message: AES-NI's key setup is the cheapest (the
+        // VAES key also builds broadcast round keys).
         let verify_backend = match s.kernel.backend() {
             Backend::Soft => Backend::Soft,
-            Backend::AesNi => Backend::AesNi,
-            _ => crate::registry::default_backend(crate::registry::Algorithm::Aes)
-                .unwrap_or(Backend::Soft),
+            _ => Backend::AesNi,
         };
         let zero = [0u8; 32];
         let Ok(mut aes) = Aes::with_backend(&zero[..key_len], verify_backend) else {
@@ -608,7 +617,8 @@ impl Worker<'_, '_> {
         let ch = self.search.challenge;
         aes.rekey(key).expect("valid key length");
         ch.decrypt(aes, plain);
-        if ch.accepts(plain) {
+        let accepted = ch.accepts(plain);
+        if accepted {
             let visible = ch.visible(plain).unwrap_or(&[]).to_vec();
             let hit = Hit {
                 key: key.to_vec(),
@@ -624,8 +634,10 @@ impl Worker<'_, '_> {
             if !self.search.options.find_all {
                 self.stop.store(true, Ordering::Relaxed);
             }
+            // Only the right key's plaintext is worth wiping; wrong keys
+            // decrypt to noise, overwritten by the next confirmation.
+            use zeroize::Zeroize;
+            plain.zeroize();
         }
-        use zeroize::Zeroize;
-        plain.zeroize();
     }
 }
