@@ -590,10 +590,14 @@ impl Worker<'_, '_> {
             let b = a.saturating_add(self.chunk).min(s.range.end);
             let mut odo = Odometer::new(s.space, a);
             let mut i = a;
+            // Keys tested but not yet added to `searched` (added every 256
+            // batches, so the progress display moves on slow backends too).
+            let mut pending = 0u64;
+            let mut batches = 0u32;
             while i < b {
                 if self.halted() {
                     self.unfinished.fetch_min(i, Ordering::Relaxed);
-                    self.searched.fetch_add(i - a, Ordering::Relaxed);
+                    self.searched.fetch_add(pending, Ordering::Relaxed);
                     return;
                 }
                 let n = (b - i).min(batch as u64) as usize;
@@ -608,8 +612,14 @@ impl Worker<'_, '_> {
                     self.verify(&key[..key_len], i + j as u64, &mut aes, &mut plain);
                 }
                 i += n as u64;
+                pending += n as u64;
+                batches = batches.wrapping_add(1);
+                if batches % 256 == 0 {
+                    self.searched.fetch_add(pending, Ordering::Relaxed);
+                    pending = 0;
+                }
             }
-            self.searched.fetch_add(b - a, Ordering::Relaxed);
+            self.searched.fetch_add(pending, Ordering::Relaxed);
         }
     }
 
