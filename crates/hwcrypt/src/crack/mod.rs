@@ -614,7 +614,7 @@ impl Worker<'_, '_> {
                 i += n as u64;
                 pending += n as u64;
                 batches = batches.wrapping_add(1);
-                if batches % 256 == 0 {
+                if batches.is_multiple_of(256) {
                     self.searched.fetch_add(pending, Ordering::Relaxed);
                     pending = 0;
                 }
