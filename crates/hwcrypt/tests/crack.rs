@@ -58,6 +58,8 @@ enum P {
     KnownBytes,
     /// A string somewhere (no block filter) together with the text test.
     ContainsAndText,
+    /// UTF-8 text with a stray control byte, at a ratio below 1.
+    Utf8Ratio,
 }
 
 struct Case {
@@ -99,7 +101,14 @@ fn make_case(rng: &mut StdRng, key_len: usize, m: M, p: P) -> Case {
     let space_without = KeySpace::new(without).unwrap();
 
     let len = rng.random_range(100..300);
-    let plain = english(rng, len);
+    let mut plain = english(rng, len);
+    if matches!(p, P::Utf8Ratio) {
+        // Two-byte characters and one control byte in the middle.
+        for at in [len / 3, len / 2] {
+            plain.splice(at..at + 2, "é".bytes());
+        }
+        plain[len / 2 + 5] = 0x01;
+    }
     let aes = Aes::new(&key).unwrap();
     let iv: [u8; 16] = rng.random();
     let (ct, mode) = match m {
@@ -142,6 +151,14 @@ fn make_case(rng: &mut StdRng, key_len: usize, m: M, p: P) -> Case {
     };
     let predicates = match p {
         P::Text => vec![text],
+        P::Utf8Ratio => vec![Predicate::Text {
+            min_ratio: if matches!(m, M::CbcWrongIv) {
+                0.85
+            } else {
+                0.98
+            },
+            utf8: true,
+        }],
         P::KnownBlock => {
             let off = from + 16;
             vec![Predicate::KnownAt {
@@ -264,6 +281,21 @@ fn check_resume(backend: Backend, seed: u64) -> Result<(), String> {
     if !out.cancelled || out.completed || out.position != 0 || !out.hits.is_empty() {
         return Err(format!("cancelled search: {out:?}"));
     }
+    // The one-call form, with a progress callback that sees the final count.
+    let mut last = 0;
+    let out = crack::search(
+        &c.space,
+        &c.challenge,
+        SearchOptions {
+            progress_interval: Some(std::time::Duration::from_millis(1)),
+            ..opts(backend)
+        },
+        |p| last = last.max(p.searched),
+    )
+    .map_err(|e| e.to_string())?;
+    if out.hits.len() != 1 || last > c.space.size() {
+        return Err(format!("search(): {out:?}"));
+    }
     let index = c.space.index_of(&c.key).unwrap();
     // Starting past the key misses it; starting at it finds it.
     for (start, expect) in [(index + 1, 0), (index, 1), (index / 2, 1)] {
@@ -384,7 +416,13 @@ fn main() {
         check_errors().map_err(Failed::from)
     })];
     let modes = [M::Ecb, M::CbcIv, M::CbcNoIv, M::CbcWrongIv, M::Ctr];
-    let preds = [P::Text, P::KnownBlock, P::KnownBytes, P::ContainsAndText];
+    let preds = [
+        P::Text,
+        P::KnownBlock,
+        P::KnownBytes,
+        P::ContainsAndText,
+        P::Utf8Ratio,
+    ];
     for (backend, ok) in backends {
         for key_len in [16, 24, 32] {
             for (mi, m) in modes.into_iter().enumerate() {

@@ -25,6 +25,10 @@ pub(crate) const MAX_BATCH: usize = 64;
 pub(crate) struct KeyBatch {
     pub(crate) lo: [Block; MAX_BATCH],
     pub(crate) hi: [Block; MAX_BATCH],
+    /// Every slot of `lo` (`hi`) holds this value (as a little-endian
+    /// integer): the enumeration then leaves that half alone.
+    pub(crate) same_lo: Option<u128>,
+    pub(crate) same_hi: Option<u128>,
 }
 
 impl KeyBatch {
@@ -32,6 +36,8 @@ impl KeyBatch {
         KeyBatch {
             lo: [[0; 16]; MAX_BATCH],
             hi: [[0; 16]; MAX_BATCH],
+            same_lo: Some(0),
+            same_hi: Some(0),
         }
     }
 
@@ -39,6 +45,8 @@ impl KeyBatch {
     pub(crate) fn set(&mut self, i: usize, key: &[u8; 32]) {
         self.lo[i].copy_from_slice(&key[..16]);
         self.hi[i].copy_from_slice(&key[16..]);
+        self.same_lo = None;
+        self.same_hi = None;
     }
 
     pub(crate) fn key(&self, i: usize, len: usize) -> [u8; 32] {

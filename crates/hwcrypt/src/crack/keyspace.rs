@@ -441,23 +441,28 @@ impl<'a> Odometer<'a> {
                 u128::from_le_bytes(self.key[..16].try_into().expect("16 bytes")),
                 u128::from_le_bytes(self.key[16..].try_into().expect("16 bytes")),
             ];
-            let (lo, hi) = (
-                &mut batch.lo[slot..slot + run],
-                &mut batch.hi[slot..slot + run],
-            );
             let values_run = &lut[d..d + run];
-            // The half without the digit is the same for the whole run.
+            // The half without the digit is the same for the whole run, and
+            // usually for many batches: it is written to every slot once
+            // and then left alone (`same_hi`/`same_lo` remember it).
             if half == 0 {
-                let h = base[1].to_le_bytes();
-                for ((l, hh), &v) in lo.iter_mut().zip(hi.iter_mut()).zip(values_run) {
+                if batch.same_hi != Some(base[1]) {
+                    // Slots before `slot` hold earlier keys of this batch.
+                    batch.hi[slot..].fill(base[1].to_le_bytes());
+                    batch.same_hi = (slot == 0).then_some(base[1]);
+                }
+                batch.same_lo = None;
+                for (l, &v) in batch.lo[slot..slot + run].iter_mut().zip(values_run) {
                     *l = (base[0] | v).to_le_bytes();
-                    *hh = h;
                 }
             } else {
-                let l0 = base[0].to_le_bytes();
-                for ((l, hh), &v) in lo.iter_mut().zip(hi.iter_mut()).zip(values_run) {
-                    *l = l0;
-                    *hh = (base[1] | v).to_le_bytes();
+                if batch.same_lo != Some(base[0]) {
+                    batch.lo[slot..].fill(base[0].to_le_bytes());
+                    batch.same_lo = (slot == 0).then_some(base[0]);
+                }
+                batch.same_hi = None;
+                for (h, &v) in batch.hi[slot..slot + run].iter_mut().zip(values_run) {
+                    *h = (base[1] | v).to_le_bytes();
                 }
             }
             slot += run;
@@ -546,12 +551,16 @@ mod tests {
                 let mut odo = Odometer::new(&ks, start);
                 let mut batch = crate::crack::kernel::KeyBatch::new();
                 let mut i = start;
-                for n in [7usize, 64, 3, 1, 33] {
+                for n in [7usize, 64, 3, 1, 33, 64, 64, 20] {
                     odo.fill(&mut batch, n);
                     for slot in 0..n {
                         let mut k = [0u8; 32];
                         ks.key_at((i + slot as u64) % ks.size(), &mut k);
-                        assert_eq!(batch.key(slot, 16), k, "{spec} start {start} slot {slot}");
+                        assert_eq!(
+                            batch.key(slot, ks.key_len()),
+                            k,
+                            "{spec} start {start} slot {slot}"
+                        );
                     }
                     i += n as u64;
                 }

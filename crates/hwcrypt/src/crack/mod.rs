@@ -293,6 +293,14 @@ pub struct Hit {
     pub plaintext_offset: usize,
 }
 
+impl Drop for Hit {
+    fn drop(&mut self) {
+        use zeroize::Zeroize;
+        self.key.zeroize();
+        self.plaintext.zeroize();
+    }
+}
+
 impl core::fmt::Debug for Hit {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Hit")
@@ -512,6 +520,19 @@ impl<'a> Search<'a> {
     }
 }
 
+/// The whole search in one call: [`Search::new`] then [`Search::run`].
+/// `progress` runs on the calling thread about every
+/// [`SearchOptions::progress_interval`]; a [`CancelToken`] in `options`
+/// stops it from anywhere.
+pub fn search(
+    space: &KeySpace,
+    challenge: &Challenge,
+    options: SearchOptions,
+    progress: impl FnMut(&Progress),
+) -> Result<Outcome> {
+    Ok(Search::new(space, challenge, options)?.run(progress))
+}
+
 /// What the worker threads share.
 struct Worker<'s, 'a> {
     search: &'s Search<'a>,
@@ -536,11 +557,12 @@ impl Worker<'_, '_> {
         let s = self.search;
         let size = s.space.key_size();
         let key_len = size.key_len();
+        // Confirmations rekey for every key that passes the filter and
+        // decrypt a short message: AES-NI's key setup is the cheapest (the
+        // VAES key also builds broadcast round keys).
         let verify_backend = match s.kernel.backend() {
             Backend::Soft => Backend::Soft,
-            Backend::AesNi => Backend::AesNi,
-            _ => crate::registry::default_backend(crate::registry::Algorithm::Aes)
-                .unwrap_or(Backend::Soft),
+            _ => Backend::AesNi,
         };
         let zero = [0u8; 32];
         let Ok(mut aes) = Aes::with_backend(&zero[..key_len], verify_backend) else {
@@ -568,10 +590,14 @@ impl Worker<'_, '_> {
             let b = a.saturating_add(self.chunk).min(s.range.end);
             let mut odo = Odometer::new(s.space, a);
             let mut i = a;
+            // Keys tested but not yet added to `searched` (added every 256
+            // batches, so the progress display moves on slow backends too).
+            let mut pending = 0u64;
+            let mut batches = 0u32;
             while i < b {
                 if self.halted() {
                     self.unfinished.fetch_min(i, Ordering::Relaxed);
-                    self.searched.fetch_add(i - a, Ordering::Relaxed);
+                    self.searched.fetch_add(pending, Ordering::Relaxed);
                     return;
                 }
                 let n = (b - i).min(batch as u64) as usize;
@@ -586,8 +612,14 @@ impl Worker<'_, '_> {
                     self.verify(&key[..key_len], i + j as u64, &mut aes, &mut plain);
                 }
                 i += n as u64;
+                pending += n as u64;
+                batches = batches.wrapping_add(1);
+                if batches.is_multiple_of(256) {
+                    self.searched.fetch_add(pending, Ordering::Relaxed);
+                    pending = 0;
+                }
             }
-            self.searched.fetch_add(b - a, Ordering::Relaxed);
+            self.searched.fetch_add(pending, Ordering::Relaxed);
         }
     }
 
@@ -595,7 +627,8 @@ impl Worker<'_, '_> {
         let ch = self.search.challenge;
         aes.rekey(key).expect("valid key length");
         ch.decrypt(aes, plain);
-        if ch.accepts(plain) {
+        let accepted = ch.accepts(plain);
+        if accepted {
             let visible = ch.visible(plain).unwrap_or(&[]).to_vec();
             let hit = Hit {
                 key: key.to_vec(),
@@ -611,8 +644,10 @@ impl Worker<'_, '_> {
             if !self.search.options.find_all {
                 self.stop.store(true, Ordering::Relaxed);
             }
+            // Only the right key's plaintext is worth wiping; wrong keys
+            // decrypt to noise, overwritten by the next confirmation.
+            use zeroize::Zeroize;
+            plain.zeroize();
         }
-        use zeroize::Zeroize;
-        plain.zeroize();
     }
 }

@@ -67,7 +67,8 @@ pub enum Predicate {
     },
     /// The plaintext looks like text: at least `min_ratio` of its bytes are
     /// printable ASCII, tab, CR or LF (or, with `utf8`, part of valid UTF-8
-    /// multi-byte characters).
+    /// multi-byte characters). In CBC the test skips block 0, which a wrong
+    /// IV garbles, so a wrong IV never hides the right key.
     Text {
         /// 0.0..=1.0; 1.0 means every byte.
         min_ratio: f64,
@@ -117,33 +118,49 @@ pub(crate) fn certainly_not_text(b: u8, utf8: bool) -> bool {
 /// How many bytes of `text` are not text: control bytes, DEL, and with
 /// `utf8` every byte that is not part of a valid UTF-8 character (else every
 /// byte >= 0x80).
+#[cfg(test)]
 pub(crate) fn non_text_bytes(text: &[u8], utf8: bool) -> usize {
+    non_text_bytes_upto(text, utf8, usize::MAX)
+}
+
+/// [`non_text_bytes`], stopping as soon as the count exceeds `limit` (the
+/// result is then `limit + 1`): most wrong keys are rejected after a few
+/// bytes. With `utf8`, a byte that does not start a well-formed UTF-8
+/// character (RFC 3629: no overlong forms, surrogates or values past
+/// U+10FFFF) counts and the scan resumes at the next byte.
+pub(crate) fn non_text_bytes_upto(text: &[u8], utf8: bool, limit: usize) -> usize {
     let mut bad = 0;
-    let mut rest = text;
-    while !rest.is_empty() {
-        match core::str::from_utf8(rest) {
-            Ok(s) => {
-                bad += s
-                    .bytes()
-                    .filter(|&b| b < 0x80 && certainly_not_text(b, false))
-                    .count()
-                    + if utf8 {
-                        0
-                    } else {
-                        s.bytes().filter(|&b| b >= 0x80).count()
-                    };
-                break;
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        let len = if b < 0x80 || !utf8 {
+            1
+        } else {
+            let cont =
+                |k: usize, lo: u8, hi: u8| text.get(i + k).is_some_and(|&c| (lo..=hi).contains(&c));
+            match b {
+                0xc2..=0xdf if cont(1, 0x80, 0xbf) => 2,
+                0xe0 if cont(1, 0xa0, 0xbf) && cont(2, 0x80, 0xbf) => 3,
+                0xe1..=0xec | 0xee..=0xef if cont(1, 0x80, 0xbf) && cont(2, 0x80, 0xbf) => 3,
+                0xed if cont(1, 0x80, 0x9f) && cont(2, 0x80, 0xbf) => 3,
+                0xf0 if cont(1, 0x90, 0xbf) && cont(2, 0x80, 0xbf) && cont(3, 0x80, 0xbf) => 4,
+                0xf1..=0xf3
+                    if cont(1, 0x80, 0xbf) && cont(2, 0x80, 0xbf) && cont(3, 0x80, 0xbf) =>
+                {
+                    4
+                }
+                0xf4 if cont(1, 0x80, 0x8f) && cont(2, 0x80, 0xbf) && cont(3, 0x80, 0xbf) => 4,
+                _ => 0,
             }
-            Err(e) => {
-                let (good, tail) = rest.split_at(e.valid_up_to());
-                bad += good
-                    .iter()
-                    .filter(|&&b| certainly_not_text(b, false) && (b < 0x80 || !utf8))
-                    .count();
-                let skip = e.error_len().unwrap_or(tail.len());
-                bad += skip;
-                rest = &tail[skip..];
+        };
+        if len == 0 || (len == 1 && certainly_not_text(b, utf8)) {
+            bad += 1;
+            if bad > limit {
+                return bad;
             }
+            i += 1;
+        } else {
+            i += len;
         }
     }
     bad
@@ -167,6 +184,10 @@ pub struct Challenge {
     pub(crate) predicates: Vec<Predicate>,
     /// Plaintext bytes the predicates see start here (16 for CBC without IV).
     pub(crate) first_byte: usize,
+    /// The text test starts here: 16 for CBC with more than one block, IV
+    /// or not, because block 0 depends on the IV, which may be wrong (a
+    /// wrong IV must not hide the right key); else 0.
+    pub(crate) text_from: usize,
 }
 
 impl Challenge {
@@ -245,12 +266,17 @@ impl Challenge {
         } else {
             padding
         };
+        let text_from = match mode {
+            Mode::Cbc { .. } if len > BLOCK_SIZE => BLOCK_SIZE,
+            _ => 0,
+        };
         Ok(Challenge {
             ciphertext,
             mode,
             padding,
             predicates,
             first_byte,
+            text_from,
         })
     }
 
@@ -303,7 +329,10 @@ impl Challenge {
         }
         let mut text_mask = 0u16;
         let last = i + 1 == self.blocks();
-        if self.text().is_some() && !(last && self.padding != Padding::None) {
+        if self.text().is_some()
+            && !(last && self.padding != Padding::None)
+            && start >= self.text_from
+        {
             text_mask = ((1u32 << in_block) - 1) as u16;
         }
         let c = self.cblock(i);
@@ -353,7 +382,7 @@ impl Challenge {
     pub(crate) fn plan(&self, blocks: Option<&[usize]>) -> Result<Plan> {
         let (max_bad, utf8) = match self.text() {
             Some((ratio, utf8)) => {
-                let region = self.ciphertext.len().saturating_sub(self.first_byte);
+                let region = self.ciphertext.len().saturating_sub(self.text_from);
                 (allowed_non_text(region, ratio) as u32, utf8)
             }
             None => (0, false),
@@ -402,40 +431,49 @@ impl Challenge {
             .map(|i| self.block_check(i))
             .collect();
         let cbc = matches!(self.mode, Mode::Cbc { .. });
-        let text_bits = if max_bad > 0 {
-            0.0
-        } else if utf8 {
-            0.25
-        } else {
-            1.35
-        };
-        let bits = |c: &BlockCheck| {
+        let known_bits = |c: &BlockCheck| {
             if c.forward && c.known_mask == 0xffff && c.text_mask == 0 {
-                return 128.0;
+                128.0
+            } else {
+                8.0 * c.known_mask.count_ones() as f64
             }
-            8.0 * c.known_mask.count_ones() as f64 + text_bits * c.text_mask.count_ones() as f64
         };
+        // A random byte is certainly not text with this probability.
+        let p_bad = if utf8 { 43.0 / 256.0 } else { 158.0 / 256.0 };
+        // Bits of filtering of the whole set: known bytes, plus the chance
+        // that `n` random bytes hold at most `max_bad` non-text ones.
+        let estimate = |set: &[BlockCheck]| {
+            let n: u32 = set.iter().map(|c| c.text_mask.count_ones()).sum();
+            set.iter().map(known_bits).sum::<f64>() - binomial_cdf(max_bad, n, p_bad).log2()
+        };
+        let useful = |c: &&BlockCheck| c.known_mask != 0 || c.text_mask != 0;
         let mut ranked: Vec<&BlockCheck> = all
             .iter()
-            .filter(|c| bits(c) > 0.0 && !(cbc && c.block == 0))
+            .filter(useful)
+            .filter(|c| !(cbc && c.block == 0))
             .collect();
         if ranked.is_empty() {
-            ranked = all.iter().filter(|c| bits(c) > 0.0).collect();
+            ranked = all.iter().filter(useful).collect();
         }
-        // Highest bits first; ties: lower block first (stable sort).
+        // Most known bits first, then most text bytes; ties: lower block
+        // first (stable sort).
         ranked.sort_by(|a, b| {
-            bits(b)
-                .partial_cmp(&bits(a))
+            known_bits(b)
+                .partial_cmp(&known_bits(a))
                 .unwrap_or(core::cmp::Ordering::Equal)
+                .then(b.text_mask.count_ones().cmp(&a.text_mask.count_ones()))
         });
-        let mut out = Vec::new();
-        let mut total = 0.0;
+        let mut out: Vec<BlockCheck> = Vec::new();
         for c in ranked {
-            if total >= 48.0 || out.len() == 4 {
+            let before = estimate(&out);
+            if before >= 48.0 || out.len() == 4 {
                 break;
             }
-            total += bits(c);
             out.push(*c);
+            // A block that adds less than a bit only costs time.
+            if estimate(&out) < before + 1.0 {
+                out.pop();
+            }
         }
         out
     }
@@ -485,7 +523,11 @@ impl Challenge {
         let Some(visible) = self.visible(plain) else {
             return false;
         };
-        let region = self.ciphertext.len() - self.first_byte;
+        let region = self.ciphertext.len() - self.text_from;
+        // `visible` starts at `first_byte` (<= `text_from`).
+        let text = visible
+            .get(self.text_from - self.first_byte..)
+            .unwrap_or(&[]);
         self.predicates.iter().all(|p| match p {
             Predicate::Contains(s) => visible.windows(s.len()).any(|w| w == s.as_slice()),
             Predicate::KnownAt { offset, bytes } => {
@@ -495,10 +537,26 @@ impl Challenge {
                 // The allowance is computed from the whole region (before
                 // padding is removed) so that the filter's budget, which is
                 // fixed before any key is tried, is never smaller.
-                non_text_bytes(visible, *utf8) <= allowed_non_text(region, *min_ratio)
+                let allowed = allowed_non_text(region, *min_ratio);
+                non_text_bytes_upto(text, *utf8, allowed) <= allowed
             }
         })
     }
+}
+
+/// P(X <= k) for X ~ Binomial(n, p).
+fn binomial_cdf(k: u32, n: u32, p: f64) -> f64 {
+    if k >= n {
+        return 1.0;
+    }
+    // Term i = C(n, i) p^i (1-p)^(n-i), built up from i = 0.
+    let mut term = (1.0 - p).powi(n as i32);
+    let mut sum = term;
+    for i in 0..k {
+        term *= (n - i) as f64 / (i + 1) as f64 * p / (1.0 - p);
+        sum += term;
+    }
+    sum.min(1.0)
 }
 
 fn xor(a: &Block, b: &Block) -> Block {
@@ -535,6 +593,24 @@ mod tests {
         assert_eq!(non_text_bytes("café".as_bytes(), true), 0);
         assert_eq!(non_text_bytes(b"caf\xc3", true), 1);
         assert_eq!(non_text_bytes(b"\xff\xfe ok", true), 2);
+        // Agrees with the standard library's idea of valid UTF-8.
+        let mut x = 0x1234_5678u32;
+        for _ in 0..2000 {
+            let v: Vec<u8> = (0..12)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    [
+                        0x41, 0xc3, 0xa9, 0xe2, 0x82, 0xac, 0xf0, 0x9f, 0x98, 0x80, 0xed, 0xa0,
+                        0xc0, 0xff,
+                    ][x as usize % 14]
+                })
+                .collect();
+            let valid = core::str::from_utf8(&v).is_ok();
+            assert_eq!(non_text_bytes(&v, true) == 0, valid, "{v:x?}");
+            assert_eq!(non_text_bytes_upto(&v, true, 0) == 0, valid, "{v:x?}");
+        }
         for b in 0..=255u8 {
             // The filter's "certainly not text" implies the full count sees it.
             for utf8 in [false, true] {
@@ -543,6 +619,13 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn binomial() {
+        assert!((binomial_cdf(0, 16, 0.5) - 0.5f64.powi(16)).abs() < 1e-12);
+        assert_eq!(binomial_cdf(16, 16, 0.3), 1.0);
+        assert!((binomial_cdf(1, 2, 0.5) - 0.75).abs() < 1e-12);
     }
 
     #[test]
