@@ -27,6 +27,9 @@ enum Command {
     /// backend x message size, and key setup; optionally beside OpenSSL,
     /// ring, aws-lc-rs and RustCrypto (--peers); table, JSON, CSV, plot.
     Speed(cmd::speed::Args),
+    /// Search a described AES key space for the key of a ciphertext whose
+    /// plaintext is partly known (exit 0 found, 1 not found, 2 error).
+    Crack(Box<cmd::crack::Args>),
 }
 
 fn main() -> ExitCode {
@@ -35,6 +38,7 @@ fn main() -> ExitCode {
         Command::Cpu(args) => cmd::cpu::run(&args),
         Command::Prefs(args) => cmd::prefs::run(&args),
         Command::Speed(args) => cmd::speed::run(&args),
+        Command::Crack(args) => return cmd::crack::main(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -104,6 +104,11 @@ pub enum Error {
         /// The data unit size.
         unit_size: usize,
     },
+    /// A key-space description (`hwcrypt crack`) that does not parse or is too large.
+    InvalidKeySpace(String),
+    /// A key search whose parameters do not fit together (mode, ciphertext,
+    /// predicates, filter blocks, shard).
+    InvalidSearch(String),
 }
 
 impl fmt::Display for Error {
@@ -172,6 +177,8 @@ impl fmt::Display for Error {
                 f,
                 "data length {len} is not a multiple of the {unit_size}-byte data unit size"
             ),
+            Error::InvalidKeySpace(why) => write!(f, "invalid key space: {why}"),
+            Error::InvalidSearch(why) => write!(f, "invalid key search: {why}"),
         }
     }
 }

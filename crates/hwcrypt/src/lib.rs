@@ -24,6 +24,7 @@ pub mod aes;
 pub mod backend;
 pub mod chacha20poly1305;
 pub mod cpu;
+pub mod crack;
 pub mod ct;
 pub mod error;
 pub mod gcm;

@@ -35,10 +35,11 @@ const SWEEP_MAX: usize = 4096;
 const LARGE_LENGTHS: usize = 20;
 const LARGE_MAX: usize = 256 << 10;
 /// Lengths for the exhaustive tamper tests: around blocks (64), the first
-/// batch (448) and chunks (512) of the avx2 path; the first batch (960),
-/// chunks (1024) and the vector Poly1305 (from 1024) of the avx512 path.
-const TAMPER_LENGTHS: [usize; 19] = [
-    0, 1, 15, 16, 17, 63, 64, 65, 447, 448, 449, 511, 512, 961, 1024, 1025, 2048, 2113, 3007,
+/// batch (448) and chunks (512) of the avx2 path; the vector Poly1305 (from
+/// 256), the first batch (1216) and chunks (1280) of the avx512 path.
+const TAMPER_LENGTHS: [usize; 22] = [
+    0, 1, 15, 16, 17, 63, 64, 65, 255, 256, 447, 448, 449, 511, 512, 961, 1024, 1025, 1216, 1217,
+    2496, 2497,
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

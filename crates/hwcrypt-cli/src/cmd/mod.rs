@@ -1,4 +1,5 @@
 //! One module per subcommand: each turns its flags into library calls.
 pub mod cpu;
+pub mod crack;
 pub mod prefs;
 pub mod speed;

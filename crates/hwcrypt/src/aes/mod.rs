@@ -321,7 +321,18 @@ impl Aes {
         }
     }
 
-    /// XTS over one data unit of whole blocks with `self` as the data key:
+    /// Whether [`Aes::xts_unit`] takes data units that are not a whole
+    /// number of blocks (ciphertext stealing inside the kernel).
+    pub(crate) fn xts_unit_steals(&self) -> bool {
+        match &self.inner {
+            #[cfg(target_arch = "x86_64")]
+            Inner::VaesAvx512(_) => true,
+            _ => false,
+        }
+    }
+
+    /// XTS over one data unit of whole blocks (any length >= 16 where
+    /// [`Aes::xts_unit_steals`]) with `self` as the data key:
     /// `tweak` is encrypted with `tweak_key` (same backend and size), then
     /// the unit runs; the AES-NI and VAES backends do both in one kernel.
     pub(crate) fn xts_unit(&self, tweak_key: &Aes, tweak: &Block, io: InOut<'_>, decrypt: bool) {

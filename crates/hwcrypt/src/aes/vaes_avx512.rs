@@ -11,7 +11,9 @@
 //! multiply of the 32 bits shifted out by 0x87, work that runs beside the
 //! AES rounds on the other vector pipes. Tails of 1-3 blocks use masked
 //! loads and stores (`vmovdqu8` with a k-mask), so no block goes through a
-//! narrower path.
+//! narrower path. A one-unit call encrypts its tweak in the kernel and, for
+//! a unit that is not a whole number of blocks, also does the ciphertext
+//! stealing there (two xmm blocks, the partial one masked).
 //!
 //! Every other kernel (ECB, CBC, CTR, CFB, OFB, single blocks) runs on the
 //! `vaes-avx2` key kept alongside: this backend is registered for `aes-xts`
@@ -280,10 +282,50 @@ unsafe fn store_n<const N: usize>(p: *mut u8, x: [__m512i; N]) {
 // unrolls.
 // ---------------------------------------------------------------------------
 
-/// XTS over the whole blocks of `io` with the data key's schedule `keys`
-/// (encryption, or with `DEC` the equivalent inverse cipher's). `tweak` is
-/// T_0 on entry (or, with `tweak_key`, the tweak before its encryption with
-/// that schedule) and the tweak after the last block on return.
+/// One block through XTS on xmm: `cipher(x ^ t) ^ t` with the zmm round
+/// keys' first lanes (the ciphertext-stealing pair).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes")]
+fn xts1<const R: usize, const DEC: bool>(rk: &[__m512i; 15], x: __m128i, t: __m128i) -> __m128i {
+    let key = |r: usize| _mm512_castsi512_si128(rk[r]);
+    let mut x = _mm_ternarylogic_epi64::<0x96>(x, t, key(0));
+    for r in 1..R {
+        x = if DEC {
+            _mm_aesdec_si128(x, key(r))
+        } else {
+            _mm_aesenc_si128(x, key(r))
+        };
+    }
+    let k = _mm_xor_si128(key(R), t);
+    if DEC {
+        _mm_aesdeclast_si128(x, k)
+    } else {
+        _mm_aesenclast_si128(x, k)
+    }
+}
+
+/// `t * x` on one xmm tweak, without a branch: each qword shifted left by
+/// one, the low qword's top bit carried into the high qword, and the high
+/// qword's top bit reduced as 0x87 into the low one.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes")]
+fn mul_x1(t: __m128i) -> __m128i {
+    // Each qword's top bit spread over the qword, then the two swapped.
+    let tops = _mm_shuffle_epi32::<0x4e>(_mm_srai_epi64::<63>(t));
+    _mm_xor_si128(
+        _mm_slli_epi64::<1>(t),
+        _mm_and_si128(tops, _mm_set_epi64x(1, 0x87)),
+    )
+}
+
+/// XTS over one data unit `io` of any length >= 16 with the data key's
+/// schedule `keys` (encryption, or with `DEC` the equivalent inverse
+/// cipher's). `tweak` is T_0 on entry (or, with `tweak_key`, the tweak
+/// before its encryption with that schedule) and on return the tweak after
+/// the last (possibly partial) block. A partial last block is ciphertext
+/// stealing (IEEE 1619 5.3.2): the last full block and the partial one go
+/// through [`xts1`] twice, the partial one loaded and stored with a byte
+/// mask; everything before them runs through the zmm loop.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes")]
 fn xts<const R: usize, const DEC: bool>(
     keys: &ZmmKeys,
@@ -293,6 +335,7 @@ fn xts<const R: usize, const DEC: bool>(
 ) {
     let src = io.src_ptr();
     let dst = io.dst_ptr();
+    let (unit_src, unit_dst) = (src, dst);
     // SAFETY: `tweak` is 16 readable bytes.
     let mut t0 = unsafe { _mm_loadu_si128(tweak.as_ptr().cast()) };
     if let Some(k2) = tweak_key {
@@ -300,7 +343,11 @@ fn xts<const R: usize, const DEC: bool>(
     }
     let mut tw = first_tweaks(t0);
     let rk = round_keys::<R>(keys);
-    let blocks = io.len() / 16;
+    // (Under 16 bytes, not a data unit, nothing is touched.)
+    let partial = if io.len() >= 16 { io.len() % 16 } else { 0 };
+    // With a partial block, the last full block belongs to the stealing pair.
+    let blocks = io.len() / 16 - usize::from(partial != 0);
+    let stealing_at = 16 * blocks;
     let mut done = 0;
     while blocks - done >= 32 {
         // SAFETY: `done + 32 <= blocks`, so the 512 bytes at `16 * done`
@@ -324,7 +371,7 @@ fn xts<const R: usize, const DEC: bool>(
     // The tail (under 32 blocks): at most one chunk each of 4, 2 and 1
     // registers (16, 8, 4 blocks), then 1-3 blocks masked; the tweak
     // registers move down as they are used (7 of the 8 at most).
-    // SAFETY: `16 * done <= io.len()`.
+    // SAFETY: `16 * done <= 16 * blocks <= io.len()`.
     let (mut src, mut dst) = unsafe { (src.add(16 * done), dst.add(16 * done)) };
     let mut left = blocks - done;
     macro_rules! chunk {
@@ -358,8 +405,33 @@ fn xts<const R: usize, const DEC: bool>(
             _mm512_mask_storeu_epi8(dst.cast(), mask, x[0]);
         }
     }
+    let mut next = lane(tw[0], left);
+    if partial != 0 {
+        // `next` is the tweak of the last full block, `t_b` of the partial one.
+        let t_b = mul_x1(next);
+        // Encryption: CC = E(P_{m-1}, T_{m-1}); C_m = CC[..r];
+        // C_{m-1} = E(P_m || CC[r..], T_m). Decryption: PP = D(C_{m-1}, T_m);
+        // P_m = PP[..r]; P_{m-1} = D(C_m || PP[r..], T_{m-1}).
+        let (first, second) = if DEC { (t_b, next) } else { (next, t_b) };
+        // `partial` < 16, so the mask has `partial` bits.
+        let mask: __mmask16 = (1u16 << partial) - 1;
+        // SAFETY: `stealing_at + 16 + partial == io.len()`: the full block
+        // is 16 bytes at `stealing_at`, the partial one `partial` bytes
+        // after it (the masked load and store touch only those; masked-off
+        // bytes are neither read nor written and cannot fault); both
+        // loads precede both stores (in place, src == dst).
+        unsafe {
+            let full = _mm_loadu_si128(unit_src.add(stealing_at).cast());
+            let tail = _mm_maskz_loadu_epi8(mask, unit_src.add(stealing_at + 16).cast());
+            let cc = xts1::<R, DEC>(&rk, full, first);
+            let out = xts1::<R, DEC>(&rk, _mm_mask_blend_epi8(mask, cc, tail), second);
+            _mm_mask_storeu_epi8(unit_dst.add(stealing_at + 16).cast(), mask, cc);
+            _mm_storeu_si128(unit_dst.add(stealing_at).cast(), out);
+        }
+        next = mul_x1(t_b);
+    }
     // SAFETY: `tweak` is 16 writable bytes.
-    unsafe { _mm_storeu_si128(tweak.as_mut_ptr().cast(), lane(tw[0], left)) };
+    unsafe { _mm_storeu_si128(tweak.as_mut_ptr().cast(), next) };
 }
 
 /// Calls `$f::<R, ..>(args)` with `R` the key's round count, inside an unsafe
@@ -381,7 +453,8 @@ macro_rules! by_rounds {
 }
 
 impl Key {
-    /// XTS over one data unit of whole blocks whose tweak is not encrypted
+    /// XTS over one data unit (any length >= 16: a partial last block is
+    /// ciphertext stealing, done in the kernel) whose tweak is not encrypted
     /// yet: the tweak is encrypted with `tweak_key` inside the kernel, so
     /// the tweaks and the first rounds follow it without a round trip
     /// through memory. `tweak` holds the tweak after the last block on return.
@@ -497,6 +570,49 @@ mod tests {
                     d.xts_unit(&t, &mut tw, InOut::InPlace(&mut got), decrypt);
                     assert_eq!(got, want, "{key_len} {blocks} {decrypt} fused");
                     assert_eq!(tw, tw_want, "{key_len} {blocks} {decrypt} fused tweak");
+                }
+            }
+        }
+    }
+
+    /// Units of every length 16..=700 bytes (ciphertext stealing inside the
+    /// kernel when not whole blocks), in place and to a separate buffer,
+    /// equal the `soft` backend's `Xts`.
+    #[test]
+    fn fused_units_of_any_length_match_soft() {
+        use crate::backend::Backend;
+        use crate::modes::Xts;
+        let mut rng = StdRng::seed_from_u64(0x5eed_0c75);
+        for key_len in [16, 24, 32] {
+            let mut k1 = vec![0u8; key_len];
+            let mut k2 = vec![0u8; key_len];
+            rng.fill(&mut k1[..]);
+            rng.fill(&mut k2[..]);
+            let (Some(d), Some(t)) = (Key::new(&k1), Key::new(&k2)) else {
+                eprintln!("vaes-avx512 not available: skipped");
+                return;
+            };
+            let soft = Xts::with_backend(&[k1, k2].concat(), Backend::Soft).unwrap();
+            for len in 16..=700 {
+                let mut pt = vec![0u8; len];
+                rng.fill(&mut pt[..]);
+                let mut tweak = [0u8; 16];
+                rng.fill(&mut tweak);
+                for decrypt in [false, true] {
+                    let mut want = pt.clone();
+                    if decrypt {
+                        soft.decrypt(&tweak, &mut want).unwrap();
+                    } else {
+                        soft.encrypt(&tweak, &mut want).unwrap();
+                    }
+                    let mut got = pt.clone();
+                    d.xts_unit(&t, &mut tweak.clone(), InOut::InPlace(&mut got), decrypt);
+                    assert_eq!(got, want, "{key_len} {len} {decrypt} in place");
+                    let mut got = vec![0xa5u8; len + 1];
+                    let io = InOut::separate(&pt, &mut got[..len]).unwrap();
+                    d.xts_unit(&t, &mut tweak.clone(), io, decrypt);
+                    assert_eq!(got[..len], want, "{key_len} {len} {decrypt} separate");
+                    assert_eq!(got[len], 0xa5, "{key_len} {len} {decrypt} past the end");
                 }
             }
         }

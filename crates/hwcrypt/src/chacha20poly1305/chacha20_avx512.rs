@@ -1,34 +1,43 @@
 //! AVX-512 backend for ChaCha20-Poly1305 (`avx512`).
 //!
-//! ChaCha20 runs on 16 blocks at once: one 32-bit state word of all 16
-//! blocks per zmm register, so the 16 state words fill 16 of the 32 zmm
-//! registers and a quarter round is lane-wise `vpaddd`/`vpxord`/`vprold`
-//! (AVX-512 has a true rotate, so no shuffles or shift pairs and no
-//! temporaries). The finished blocks are transposed to byte order with 32-
-//! and 64-bit interleaves and two rounds of 128-bit lane shuffles. Messages
-//! of up to 448 bytes, and short last chunks, use a row layout instead (one
-//! row of 4 blocks per register, the diagonal rounds rotate rows with
-//! `vpshufd`): no transposition, and 4 or 8 blocks instead of 16.
+//! ChaCha20 runs on 20 blocks per pass. 16 are in the word-per-register
+//! layout: one 32-bit state word of all 16 blocks per zmm register, so the
+//! 16 state words fill 16 of the 32 zmm registers and a quarter round is
+//! lane-wise `vpaddd`/`vpxord`/`vprold` (AVX-512 has a true rotate: no
+//! shuffles, shift pairs or temporaries); the finished blocks are transposed
+//! to byte order with 32- and 64-bit interleaves and two rounds of 128-bit
+//! lane shuffles. That layout alone is bound by the latency of its 4
+//! independent quarter-round chains, so 4 more blocks run beside it in the
+//! row layout (one row of 4 blocks per register, the diagonal rounds rotate
+//! rows with `vpshufd`): 25% more blocks for little more time. Messages of up
+//! to 448 bytes, and short last chunks, use the row layout alone (4 or 8
+//! blocks, no transposition).
 //!
-//! Poly1305 has two engines. Up to [`IFMA_MIN`] bytes it is the scalar
-//! 64-bit-limb code, stitched into the ChaCha20 rounds as in the `avx2`
-//! backend (the integer multiplier runs beside the vector units). For longer
-//! messages it is vectorised with AVX512-IFMA (`vpmadd52luq`/`vpmadd52huq`):
-//! radix 2^44 (limbs of 44, 44 and 42 bits), 8 blocks in parallel, one block
-//! per 64-bit lane, each lane multiplied by r^8 per 128-byte group; at the
-//! end lane `j` is multiplied by r^(8-j) and the lanes are summed. One group
-//! is absorbed after each of the first 8 double rounds of the next 1024-byte
-//! ChaCha20 batch, so both run in one pass while the data is in L1.
+//! Poly1305 has two engines. Below [`IFMA_MIN`] bytes (only on the short
+//! path) it is the scalar 64-bit-limb code, run after (sealing) or before
+//! (opening) the ChaCha20 pass. From there on it is vectorised with
+//! AVX512-IFMA
+//! (`vpmadd52luq`/`vpmadd52huq`): radix 2^44 (limbs of 44, 44 and 42 bits),
+//! 8 blocks in parallel, one block per 64-bit lane, each lane multiplied by
+//! r^8 per 128-byte group; at the end lane `j` is multiplied by r^(8-j) and
+//! the lanes are summed; the powers r^1..r^8 come from three rounds of
+//! lane-wise products. For messages past the first batch, one group is
+//! absorbed after each of the 10 double rounds of the next 1280-byte batch
+//! (20 blocks = 10 groups), so both run in one pass while the data is in L1;
+//! shorter ones are absorbed before or after their one pass.
 //!
-//! Chunk alignment: the first 16-block batch uses counters 0..16 (block 0 is
-//! the Poly1305 key), so ciphertext chunks end at 960 + 1024k. The scalar
-//! code absorbs the first 64 ciphertext bytes, after which every chunk end is
-//! a multiple of 128 bytes from where the vector code starts; only the last
+//! Chunk alignment: the first batch uses counters 0..20 (block 0 is the
+//! Poly1305 key), so ciphertext chunks end at 1216 + 1280k. The scalar code
+//! absorbs the first 64 ciphertext bytes, after which every chunk end is a
+//! multiple of 128 bytes from where the vector code starts; only the last
 //! (partial) chunk leaves a remainder, which the scalar code absorbs after
 //! the vector lanes were folded back into it.
 //!
 //! Constant time: no branch or memory index depends on the key, the data or
-//! the accumulator; lengths and positions are public.
+//! the accumulator; lengths and positions are public. Keystream buffers, the
+//! ChaCha20 state and the Poly1305 lane state (with the key powers) are
+//! wiped after use; register temporaries are not forced to memory to be
+//! wiped (doing so for the key-power temporaries cost 6-7% at 256 B-1 KiB).
 //!
 //! An [`Avx512`] token exists only after the features of
 //! [`CHACHA20_AVX512_FEATURES`] were detected, so its methods may call the
@@ -44,18 +53,21 @@ use crate::registry::CHACHA20_AVX512_FEATURES;
 use core::arch::x86_64::*;
 use zeroize::Zeroize;
 
-/// Bytes per 16-block batch.
-const BATCH: usize = 1024;
+/// Bytes per batch: 20 blocks, 16 in the word-per-register layout and 4 in
+/// the row layout beside them (see [`blocks20`]).
+const BATCH: usize = 1280;
 /// Keystream bytes of the first batch of a message (block 0 is the Poly1305 key).
 const FIRST: usize = BATCH - 64;
 /// Longest message the short (row layout) path takes: 8 blocks, less block 0.
 const SHORT_MAX: usize = 7 * 64;
-/// Messages from this length on use the IFMA Poly1305: below it the setup
-/// (key powers r^1..r^8) and the final fold cost more than the scalar code,
-/// which runs beside the vector ChaCha20 anyway.
-pub(crate) const IFMA_MIN: usize = 1024;
-// The vector Poly1305 starts after the whole first batch.
-const _: () = assert!(IFMA_MIN > FIRST);
+/// Messages from this length on use the IFMA Poly1305 (measured: +10% at
+/// 256 bytes, +20% at 384 and 512); below it the setup (key powers
+/// r^1..r^8, three dependent lane-wise products) and the final fold of the
+/// lanes cost about what they save.
+const IFMA_MIN: usize = 256;
+// Every message of the long path uses the vector Poly1305 and has whole
+// groups after the scalar lead.
+const _: () = assert!(IFMA_MIN <= SHORT_MAX && SHORT_MAX >= LEAD + GROUP);
 /// Bytes the vector Poly1305 absorbs at once (8 blocks, one per lane).
 const GROUP: usize = 128;
 /// Ciphertext bytes the scalar Poly1305 absorbs before the vector one
@@ -134,11 +146,19 @@ fn init16(state: &[u32; 16]) -> State16 {
     x
 }
 
-/// Moves all 16 block counters on by 16.
+/// Moves all 16 block counters on by one batch (20 blocks).
 #[inline]
 #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
-fn next16(x: &mut State16) {
-    x[12] = _mm512_add_epi32(x[12], _mm512_set1_epi32(16));
+fn next_batch(x: &mut State16) {
+    x[12] = _mm512_add_epi32(x[12], _mm512_set1_epi32((BATCH / 64) as i32));
+}
+
+/// `state` with its block counter moved on by `blocks`.
+#[inline(always)]
+fn at(state: &[u32; 16], blocks: u32) -> [u32; 16] {
+    let mut s = *state;
+    s[12] = s[12].wrapping_add(blocks);
+    s
 }
 
 /// Four quarter rounds side by side on the words of `$x` named by `$q`
@@ -217,6 +237,14 @@ fn blocks16<B: Between>(init: &State16, between: &mut B) -> [__m512i; 16] {
     for (xi, si) in x.iter_mut().zip(init) {
         *xi = _mm512_add_epi32(*xi, *si);
     }
+    transpose(&x)
+}
+
+/// The 16 finished blocks of `x` (one word of every block per register) in
+/// byte order: register `b` is block `b`.
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+fn transpose(x: &State16) -> [__m512i; 16] {
     // Within each 128-bit lane (blocks 4L..4L+4) a 4x4 transpose of 32-bit
     // words: u[g][b] lane L = words 4g..4g+4 of block 4L + b.
     let mut u = [[_mm512_setzero_si512(); 4]; 4];
@@ -237,6 +265,71 @@ fn blocks16<B: Between>(init: &State16, between: &mut B) -> [__m512i; 16] {
             out[4 * lane + b] = v;
         }
     }
+    out
+}
+
+/// 20 ChaCha20 blocks in byte order: 16 from `init` (counters `init[12] +
+/// 0..16`, word-per-register layout) and 4 from `row_state` (counters
+/// `row_state[12] + 0..4`, row layout) as registers 16..20. A 16-block
+/// state alone has only 4 independent quarter rounds per half round, too
+/// few to hide the latency of its add/xor/rotate chains; the row set runs
+/// in the gaps (~25% more blocks for a few percent more time), and 20
+/// blocks are 10 Poly1305 groups, one per double round.
+/// `between.step(i)` runs after double round `i`, as in [`blocks16`].
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+fn blocks20<B: Between>(init: &State16, row_state: &[u32; 16], between: &mut B) -> [__m512i; 20] {
+    let row = |i: usize| {
+        _mm512_broadcast_i32x4(_mm_setr_epi32(
+            row_state[i] as i32,
+            row_state[i + 1] as i32,
+            row_state[i + 2] as i32,
+            row_state[i + 3] as i32,
+        ))
+    };
+    let (a0, b0, c0) = (row(0), row(4), row(8));
+    let d0 = _mm512_add_epi32(
+        row(12),
+        _mm512_setr_epi32(0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0),
+    );
+    let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
+    macro_rules! row_qr {
+        () => {
+            a = _mm512_add_epi32(a, b);
+            d = _mm512_rol_epi32::<16>(_mm512_xor_si512(d, a));
+            c = _mm512_add_epi32(c, d);
+            b = _mm512_rol_epi32::<12>(_mm512_xor_si512(b, c));
+            a = _mm512_add_epi32(a, b);
+            d = _mm512_rol_epi32::<8>(_mm512_xor_si512(d, a));
+            c = _mm512_add_epi32(c, d);
+            b = _mm512_rol_epi32::<7>(_mm512_xor_si512(b, c));
+        };
+    }
+    let mut x = *init;
+    for i in 0..10 {
+        quarter4!(x, COLUMNS);
+        row_qr!();
+        b = _mm512_shuffle_epi32::<0x39>(b);
+        c = _mm512_shuffle_epi32::<0x4e>(c);
+        d = _mm512_shuffle_epi32::<0x93>(d);
+        quarter4!(x, DIAGONALS);
+        row_qr!();
+        b = _mm512_shuffle_epi32::<0x93>(b);
+        c = _mm512_shuffle_epi32::<0x4e>(c);
+        d = _mm512_shuffle_epi32::<0x39>(d);
+        between.step(i);
+    }
+    for (xi, si) in x.iter_mut().zip(init) {
+        *xi = _mm512_add_epi32(*xi, *si);
+    }
+    let mut out = [_mm512_setzero_si512(); 20];
+    out[..16].copy_from_slice(&transpose(&x));
+    out[16..].copy_from_slice(&lanes4x4([
+        _mm512_add_epi32(a, a0),
+        _mm512_add_epi32(b, b0),
+        _mm512_add_epi32(c, c0),
+        _mm512_add_epi32(d, d0),
+    ]));
     out
 }
 
@@ -310,22 +403,29 @@ fn rows<const SETS: usize, B: Between>(state: &[u32; 16], between: &mut B) -> [_
     out
 }
 
-/// Keystream for a last chunk of `n` (< 1024) bytes from block `state[12]`
+/// Keystream for a chunk of `n` (<= 1280) bytes from block `state[12]`
 /// (`x` is the same position as a 16-block state): the row layout for up to
-/// 8 blocks, else a full 16-block batch. Registers in byte order.
+/// 8 blocks, else 16 or 20 blocks. Registers in byte order.
 #[inline]
 #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
-fn tail_keystream<B: Between>(
+fn keystream<B: Between>(
     x: &State16,
     state: &[u32; 16],
     n: usize,
     between: &mut B,
-) -> [__m512i; 16] {
+) -> [__m512i; 20] {
+    let mut out = [_mm512_setzero_si512(); 20];
     match n {
-        0..=256 => rows::<1, B>(state, between),
-        257..=512 => rows::<2, B>(state, between),
-        _ => blocks16(x, between),
+        0..=256 => out[..16].copy_from_slice(&rows::<1, B>(state, between)),
+        257..=512 => out[..16].copy_from_slice(&rows::<2, B>(state, between)),
+        513..=1024 => out[..16].copy_from_slice(&blocks16(x, between)),
+        _ => {
+            let mut row_state = at(state, 16);
+            out = blocks20(x, &row_state, between);
+            row_state.zeroize();
+        }
     }
+    out
 }
 
 /// The byte mask of the first `n` bytes of a 64-byte register.
@@ -372,12 +472,6 @@ fn wipe(ks: &mut [__m512i]) {
     core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
 }
 
-/// Blocks `[lo, hi)` of the `blocks`-block Poly1305 work split over 10 steps.
-#[inline(always)]
-fn share(step: usize, blocks: usize) -> (usize, usize) {
-    (step * blocks / 10 * 16, (step + 1) * blocks / 10 * 16)
-}
-
 // ---------------------------------------------------------------------------
 // Poly1305 with AVX512-IFMA.
 // ---------------------------------------------------------------------------
@@ -418,28 +512,32 @@ struct Mult {
 }
 
 impl Mult {
-    /// From per-lane values (radix 2^44 limbs, `lanes[j]` for lane `j`).
+    /// From per-lane limbs (radix 2^44, each below 2^45).
     #[inline]
     #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
-    fn new(lanes: &[[u64; 3]; 8]) -> Mult {
-        let limb = |k: usize| {
-            _mm512_setr_epi64(
-                lanes[0][k] as i64,
-                lanes[1][k] as i64,
-                lanes[2][k] as i64,
-                lanes[3][k] as i64,
-                lanes[4][k] as i64,
-                lanes[5][k] as i64,
-                lanes[6][k] as i64,
-                lanes[7][k] as i64,
-            )
-        };
-        let r = [limb(0), limb(1), limb(2)];
-        let x20 =
-            |v: __m512i| _mm512_add_epi64(_mm512_slli_epi64::<4>(v), _mm512_slli_epi64::<2>(v));
+    fn new(r: [__m512i; 3]) -> Mult {
+        // 20·limb < 2^50: exact in one 52-bit multiply-add (AVX-512F has no
+        // 64-bit multiply, and LLVM turns shifts and adds into one).
+        let twenty = _mm512_set1_epi64(20);
+        let z = _mm512_setzero_si512();
         Mult {
             r,
-            s: [x20(r[1]), x20(r[2])],
+            s: [
+                _mm512_madd52lo_epu64(z, r[1], twenty),
+                _mm512_madd52lo_epu64(z, r[2], twenty),
+            ],
+        }
+    }
+
+    /// Lane `j` of every limb moved to lane `idx[j]`'s source: the lanes
+    /// of `self` permuted by `idx` (as `vpermq`).
+    #[inline]
+    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+    fn permute(&self, idx: __m512i) -> Mult {
+        let p = |v: __m512i| _mm512_permutexvar_epi64(idx, v);
+        Mult {
+            r: [p(self.r[0]), p(self.r[1]), p(self.r[2])],
+            s: [p(self.s[0]), p(self.s[1])],
         }
     }
 
@@ -453,9 +551,10 @@ impl Mult {
 
 /// `h·m` lane-wise, partially reduced (limbs as [`carry`] leaves them).
 /// Inputs: limbs of `h` below 2^45.1, 2^45.1, 2^42.6 (a carried product
-/// plus a message block), of `m` below 2^44, 2^44, 2^43 (a partially
-/// reduced power of r); so each 3-term column sum is below 2^90, the
-/// `lo` sums below 2^54 and the `hi` sums below 2^38.
+/// plus a message block), of `m` below 2^44 + 2^15, 2^44 + 2^11, 2^43 (a
+/// carried power of r); so each 3-term column sum is below 2^93 (the top
+/// one below 2^90), the `lo` sums below 2^54, `hi0`, `hi1` below 2^41 and
+/// `hi2` below 2^38.
 ///
 /// Always inlined (it runs inside the ChaCha20 kernel), so it carries no
 /// `#[target_feature]`.
@@ -545,18 +644,36 @@ impl Ifma {
     #[inline]
     #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
     pub(crate) fn new(poly: &Poly1305) -> Ifma {
-        // r^1..r^8, each partially reduced, in radix 2^44.
-        let mut pow = [[0u64; 3]; 8];
-        let mut p = [1u64, 0, 0];
-        for pk in &mut pow {
-            p = poly.mul_r(p);
-            *pk = to_radix44(p);
-        }
-        p.zeroize();
-        let r8 = Mult::new(&[pow[7]; 8]);
+        // r^1..r^8 by three rounds of lane-wise products (instead of seven
+        // serial scalar ones): r·r, then [r, r^2]·r^2, then [r..r^4]·[1, r^4].
+        // Each product is partially reduced (limbs below 2^44 + 2^15,
+        // 2^44 + 2^11, 2^42 + 2^11), which [`mul_lanes`] takes as either
+        // operand.
+        let mut r = to_radix44(poly.key_r());
+        let bcast = |k: [u64; 3]| Mult::new(k.map(|l| _mm512_set1_epi64(l as i64)));
+        let r1 = bcast(r);
+        r.zeroize();
+        // SAFETY: this function requires AVX-512F and IFMA.
+        let r2 = Mult::new(unsafe { mul_lanes(r1.r, &r1) });
+        // [r, r^2, r, r^2, ...]
+        let q = Mult::new(core::array::from_fn(|k| {
+            _mm512_mask_blend_epi64(0xaa, r1.r[k], r2.r[k])
+        }));
+        // SAFETY: as above.
+        let p34 = unsafe { mul_lanes(q.r, &r2) }; // [r^3, r^4, r^3, r^4, ...]
+        // [r, r^2, r^3, r^4, r, r^2, r^3, r^4]
+        let a: [__m512i; 3] =
+            core::array::from_fn(|k| _mm512_mask_blend_epi64(0xcc, q.r[k], p34[k]));
+        let r4 = Mult::new(a).permute(_mm512_set1_epi64(3));
+        let one = bcast([1, 0, 0]);
+        let m = Mult::new(core::array::from_fn(|k| {
+            _mm512_mask_blend_epi64(0xf0, one.r[k], r4.r[k])
+        }));
+        // SAFETY: as above.
+        let pow = Mult::new(unsafe { mul_lanes(a, &m) }); // lane j: r^(j + 1)
+        let r8 = pow.permute(_mm512_set1_epi64(7));
         // Lane j (the j-th block of the last group) still needs r^(8 - j).
-        let last = Mult::new(&core::array::from_fn(|j| pow[7 - j]));
-        pow.zeroize();
+        let last = pow.permute(_mm512_setr_epi64(7, 6, 5, 4, 3, 2, 1, 0));
         let h = to_radix44(poly.accumulator());
         let lane0 = |k: usize| _mm512_maskz_set1_epi64(1, h[k] as i64);
         Ifma {
@@ -640,22 +757,17 @@ fn xor_keystream(state: &[u32; 16], mut io: InOut<'_>) {
     let dst = io.dst_ptr();
     let mut x = init16(state);
     let mut off = 0;
-    while len - off >= BATCH {
-        let mut ks = blocks16(&x, &mut ());
-        // SAFETY: off + 1024 <= len; in place src == dst, else disjoint.
-        unsafe { xor_partial(src.add(off), dst.add(off), &ks, 0, BATCH) };
-        wipe(&mut ks);
-        next16(&mut x);
-        off += BATCH;
-    }
-    if off < len {
-        let mut st = *state;
-        st[12] = st[12].wrapping_add((off / 64) as u32);
-        let mut ks = tail_keystream(&x, &st, len - off, &mut ());
+    while off < len {
+        let n = (len - off).min(BATCH);
+        let mut st = at(state, (off / 64) as u32);
+        let mut ks = keystream(&x, &st, n, &mut ());
         st.zeroize();
-        // SAFETY: the `len - off` (< 1024) bytes from `off` are inside both ranges.
-        unsafe { xor_partial(src.add(off), dst.add(off), &ks, 0, len - off) };
+        // SAFETY: the `n` bytes from `off` are inside both ranges; in place
+        // src == dst, else disjoint.
+        unsafe { xor_partial(src.add(off), dst.add(off), &ks, 0, n) };
         wipe(&mut ks);
+        next_batch(&mut x);
+        off += n;
     }
     wipe(&mut x);
 }
@@ -698,59 +810,64 @@ fn aead<const SEAL: bool>(
         state.zeroize();
         let mut poly = poly_from_block0(ks[0]);
         poly.update_padded(aad);
+        let vector = len >= IFMA_MIN;
         if !SEAL {
-            poly.update_padded(mac(0, len));
+            absorb_padded(&mut poly, mac(0, len), vector);
         }
         // SAFETY: `len <= 448` bytes from the start of both ranges; the
         // keystream from register 1 (block 1) on covers them.
         unsafe { xor_partial(src, dst, &ks, 1, len) };
         wipe(&mut ks);
         if SEAL {
-            poly.update_padded(mac(0, len));
+            absorb_padded(&mut poly, mac(0, len), vector);
         }
         return poly.finish_aead(aad.len() as u64, len as u64);
     }
 
     let mut x = init16(&state);
-    let mut ks = blocks16(&x, &mut ());
+    let mut ks = keystream(&x, &state, len.min(FIRST) + 64, &mut ());
     let mut poly = poly_from_block0(ks[0]);
     poly.update_padded(aad);
-    let vector = len >= IFMA_MIN;
     let first = len.min(FIRST);
     // Ciphertext bytes absorbed so far.
     let mut absorbed = 0;
+    // The vector Poly1305 (always, past the short path); `None` once the
+    // lanes were folded back.
     let mut ifma = None;
     if !SEAL {
-        if vector {
-            poly.blocks(mac(0, LEAD));
-            let mut v = Ifma::new(&poly);
-            for g in 0..(FIRST - LEAD) / GROUP {
-                // SAFETY: bytes LEAD + 128g.. + 128 <= FIRST <= len of the
-                // input, not yet overwritten.
-                unsafe { v.absorb(mac_base.add(LEAD + GROUP * g)) };
-            }
-            ifma = Some(v);
-            absorbed = FIRST;
+        poly.blocks(mac(0, LEAD));
+        let mut v = Ifma::new(&poly);
+        let groups = (first - LEAD) / GROUP;
+        for g in 0..groups {
+            // SAFETY: bytes LEAD + 128g.. + 128 <= first <= len of the
+            // input, not yet overwritten.
+            unsafe { v.absorb(mac_base.add(LEAD + GROUP * g)) };
+        }
+        absorbed = LEAD + groups * GROUP;
+        if first == len {
+            // All of the message: the rest before it is overwritten.
+            v.finish(&mut poly);
+            poly.update_padded(mac(absorbed, len - absorbed));
+            absorbed = len;
         } else {
-            // The whole message when it fits the first batch, else 960
-            // bytes (whole blocks).
-            poly.update_padded(mac(0, first));
-            absorbed = first;
+            // A whole first batch: ends on a group boundary.
+            debug_assert_eq!(absorbed, FIRST);
+            ifma = Some(v);
         }
     }
     // SAFETY: `first <= len` bytes from the start of both ranges.
     unsafe { xor_partial(src, dst, &ks, 1, first) };
     // Block 0 held the Poly1305 key.
     wipe(&mut ks);
-    if SEAL && vector {
+    if SEAL {
         poly.blocks(mac(0, LEAD));
         ifma = Some(Ifma::new(&poly));
         absorbed = LEAD;
     }
     let mut off = first;
-    next16(&mut x);
+    next_batch(&mut x);
     // The block counter of `x`'s first lane.
-    let mut ctr = 16u32;
+    let mut ctr = (BATCH / 64) as u32;
 
     while off < len {
         let n = (len - off).min(BATCH);
@@ -762,7 +879,7 @@ fn aead<const SEAL: bool>(
         let mut ks = match ifma.as_mut() {
             Some(v) => {
                 let groups = (ready - absorbed) / GROUP;
-                debug_assert!(groups <= 8);
+                debug_assert!(groups <= 10);
                 let base = mac(absorbed, groups * GROUP).as_ptr();
                 absorbed += groups * GROUP;
                 let mut between = IfmaSteps {
@@ -771,26 +888,13 @@ fn aead<const SEAL: bool>(
                     groups,
                     _detected: Avx512 { _detected: () },
                 };
-                if n == BATCH {
-                    blocks16(&x, &mut between)
-                } else {
-                    tail_keystream(&x, &state, n, &mut between)
-                }
+                keystream(&x, &state, n, &mut between)
             }
+            // Not reached: a message past its first batch has vector state
+            // until its last chunk.
             None => {
-                let nb = (ready - absorbed) / 16;
-                let m = mac(absorbed, nb * 16);
-                absorbed += nb * 16;
-                let mut between = ScalarSteps {
-                    poly: &mut poly,
-                    m,
-                    nb,
-                };
-                if n == BATCH {
-                    blocks16(&x, &mut between)
-                } else {
-                    tail_keystream(&x, &state, n, &mut between)
-                }
+                debug_assert!(false, "no Poly1305 lanes before the last chunk");
+                keystream(&x, &state, n, &mut ())
             }
         };
         if !SEAL && n < BATCH {
@@ -804,8 +908,8 @@ fn aead<const SEAL: bool>(
         // SAFETY: the `n` bytes from `off` are inside both ranges.
         unsafe { xor_partial(src.add(off), dst.add(off), &ks, 0, n) };
         wipe(&mut ks);
-        next16(&mut x);
-        ctr = ctr.wrapping_add(16);
+        next_batch(&mut x);
+        ctr = ctr.wrapping_add((BATCH / 64) as u32);
         off += n;
     }
     state.zeroize();
@@ -823,22 +927,7 @@ fn aead<const SEAL: bool>(
     poly.finish_aead(aad.len() as u64, len as u64)
 }
 
-/// The scalar Poly1305 of the `nb` blocks of `m`, a tenth per double round.
-struct ScalarSteps<'a> {
-    poly: &'a mut Poly1305,
-    m: &'a [u8],
-    nb: usize,
-}
-
-impl Between for ScalarSteps<'_> {
-    #[inline(always)]
-    fn step(&mut self, i: usize) {
-        let (lo, hi) = share(i, self.nb);
-        self.poly.blocks(&self.m[lo..hi]);
-    }
-}
-
-/// The vector Poly1305 of `groups` (at most 8) whole groups at `base`, one
+/// The vector Poly1305 of `groups` (at most 10) whole groups at `base`, one
 /// per double round.
 struct IfmaSteps<'a> {
     v: &'a mut Ifma,
@@ -859,6 +948,26 @@ impl Between for IfmaSteps<'_> {
             unsafe { self.v.absorb(self.base.add(GROUP * i)) };
         }
     }
+}
+
+/// Absorbs `data` zero-padded to whole blocks into `poly` (as
+/// [`Poly1305::update_padded`]): its whole 128-byte groups on the IFMA
+/// lanes when `vector`, the rest with the scalar code.
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+fn absorb_padded(poly: &mut Poly1305, data: &[u8], vector: bool) {
+    let mut at = 0;
+    if vector && data.len() >= GROUP {
+        let mut v = Ifma::new(poly);
+        while data.len() - at >= GROUP {
+            // SAFETY: this function requires AVX-512F and IFMA; 128 bytes
+            // of `data` from `at`.
+            unsafe { v.absorb(data[at..].as_ptr()) };
+            at += GROUP;
+        }
+        v.finish(poly);
+    }
+    poly.update_padded(&data[at..]);
 }
 
 /// The Poly1305 computation keyed by the first 32 bytes of block 0.

@@ -485,6 +485,36 @@ mod tests {
         assert!(chacha20_xor(Backend::Soft, &[0; 32], &[0; 8], 0, &mut []).is_err());
     }
 
+    /// Without any of its AVX-512 features the `avx512` backend steps down
+    /// to `avx2` (what `HWCRYPT_CPU=-avx512ifma` or `-avx512f` select).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx512_steps_down_to_avx2() {
+        use crate::cpu::{Feature, Features};
+        let all = Features::of(&Feature::ALL);
+        assert_eq!(
+            registry::select(Algorithm::ChaCha20Poly1305, all),
+            Backend::Avx512
+        );
+        for off in [
+            Feature::Avx512ifma,
+            Feature::Avx512f,
+            Feature::Avx512vl,
+            Feature::Avx512bw,
+        ] {
+            let rest: Vec<Feature> = Feature::ALL.into_iter().filter(|f| *f != off).collect();
+            let features = Features::of(&rest);
+            assert_eq!(
+                registry::select(Algorithm::ChaCha20Poly1305, features),
+                Backend::Avx2,
+                "{off:?}"
+            );
+            let err = registry::check_with(Algorithm::ChaCha20Poly1305, Backend::Avx512, features)
+                .unwrap_err();
+            assert!(err.to_string().contains(off.name()), "{err}");
+        }
+    }
+
     #[test]
     fn length_limit() {
         assert!(check_len((MAX_PLAINTEXT_LEN) as usize).is_ok());

@@ -105,13 +105,9 @@ impl Poly1305 {
         [self.h0, self.h1, self.h2] = h;
     }
 
-    /// `x·r`, partially reduced (`x[2]` at most 7; the result's `[2]` is at
-    /// most 4): the key powers of a vector Poly1305.
-    pub(crate) fn mul_r(&self, x: [u64; 3]) -> [u64; 3] {
-        let mut t = self.clone();
-        [t.h0, t.h1, t.h2] = x;
-        t.mul(x[0], x[1], x[2]);
-        [t.h0, t.h1, t.h2]
+    /// The clamped key half `r` as limbs (`r0 + r1·2^64`, top limb 0).
+    pub(crate) fn key_r(&self) -> [u64; 3] {
+        [self.r0, self.r1, 0]
     }
 
     /// Absorbs whole 16-byte blocks; `data.len()` must be a multiple of 16

@@ -173,8 +173,9 @@ impl Xts {
 
     fn one(&self, tweak: &Block, io: InOut<'_>, decrypt: bool) -> Result<()> {
         check_unit(io.len())?;
-        if io.len().is_multiple_of(BLOCK_SIZE) {
-            // The common case (sectors): tweak encryption and unit in one go.
+        if io.len().is_multiple_of(BLOCK_SIZE) || self.data.xts_unit_steals() {
+            // The common case (sectors): tweak encryption and unit in one go
+            // (and ciphertext stealing too, on vaes-avx512).
             self.data.xts_unit(&self.tweak, tweak, io, decrypt);
             return Ok(());
         }

@@ -1,0 +1,608 @@
+//! `hwcrypt crack`: known-plaintext AES key search over a described key space.
+//!
+//! Exit status: 0 = a key was found, 1 = the whole (shard of the) key space
+//! was searched and no key matched, 2 = error, 130 = interrupted (Ctrl-C;
+//! the position reached is printed and, with `--resume FILE`, saved).
+
+use crate::error::CliError;
+use hwcrypt::Backend;
+use hwcrypt::crack::{
+    self, CancelToken, Challenge, Hit, KeySpace, Mode, Outcome, Padding, Predicate, Progress,
+    Search, SearchOptions,
+};
+use serde::{Deserialize, Serialize};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Flags of `hwcrypt crack`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Key space: comma- or space-separated byte sets, each with an optional repeat *N:
+  a number (decimal or 0x hex), a range A..=B, A..B or A-B, ? (any byte),
+  a list {1,5,0x10..=0x1f}, or hex:0011... for fixed bytes.
+  Example: '0..=16*6, 0*26' = first 6 bytes in 0..=16, 26 zero bytes (AES-256).
+
+Exit status: 0 found, 1 searched everything and not found, 2 error,
+130 interrupted (continue with --start POSITION or --resume FILE).")]
+pub struct Args {
+    /// The candidate keys (see below).
+    #[arg(short = 'k', long)]
+    keyspace: String,
+    /// Cipher mode of the ciphertext.
+    #[arg(short = 'm', long, value_enum)]
+    mode: ModeArg,
+    /// IV / initial counter block, 32 hex digits. Required for ctr; optional
+    /// for cbc (without it, block 0 is not checked).
+    #[arg(long)]
+    iv: Option<String>,
+    /// Ciphertext as hex.
+    #[arg(long, group = "ct")]
+    hex: Option<String>,
+    /// Ciphertext as base64.
+    #[arg(long, group = "ct")]
+    base64: Option<String>,
+    /// Ciphertext file (raw bytes; `-` reads standard input).
+    #[arg(long = "in", group = "ct")]
+    input: Option<PathBuf>,
+    /// The plaintext must look like text (printable ASCII, tab, CR, LF).
+    #[arg(long)]
+    text: bool,
+    /// With --text: the least share of text bytes, 0..=1 (default 1.0: all).
+    /// Lower ratios weaken the fast filter.
+    #[arg(long, value_name = "RATIO")]
+    text_ratio: Option<f64>,
+    /// With --text: UTF-8 multi-byte characters count as text.
+    #[arg(long)]
+    utf8: bool,
+    /// The plaintext contains this string (repeatable).
+    #[arg(long, value_name = "STRING")]
+    contains: Vec<String>,
+    /// The plaintext contains these bytes, given as hex (repeatable).
+    #[arg(long, value_name = "HEX")]
+    contains_hex: Vec<String>,
+    /// The plaintext starts with this string.
+    #[arg(long, value_name = "STRING")]
+    prefix: Option<String>,
+    /// Known plaintext at a byte offset, OFFSET:STRING (repeatable).
+    #[arg(long, value_name = "OFFSET:STRING")]
+    known: Vec<String>,
+    /// Known plaintext at a byte offset as hex, OFFSET:HEX (repeatable).
+    #[arg(long, value_name = "OFFSET:HEX")]
+    known_hex: Vec<String>,
+    /// PKCS#7 padding (ecb, cbc): strip if valid (auto), require, or none.
+    #[arg(long, value_enum, default_value = "auto")]
+    padding: PaddingArg,
+    /// Ciphertext blocks the fast filter checks, e.g. 1,2 (default: chosen
+    /// from the predicates; never cbc block 0).
+    #[arg(long, value_delimiter = ',', value_name = "BLOCKS")]
+    filter_blocks: Option<Vec<usize>>,
+    /// Worker threads (default: one per core).
+    #[arg(short = 't', long, default_value_t = 0)]
+    threads: usize,
+    /// Search only slice I of N equal slices (0-based), e.g. 3/16.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
+    /// Start at this key index (as printed by an interrupted search).
+    #[arg(long, value_name = "POSITION")]
+    start: Option<u64>,
+    /// Continue from the position saved in FILE (if it exists) and save the
+    /// position there when interrupted.
+    #[arg(long, value_name = "FILE")]
+    resume: Option<PathBuf>,
+    /// Batch backend: vaes-avx512, vaes-avx2, aesni or soft (default: the best this CPU runs).
+    #[arg(long)]
+    backend: Option<String>,
+    /// Report every matching key, not just the first.
+    #[arg(long)]
+    all: bool,
+    /// Print the result as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+    /// No progress bar (it is shown only on a terminal anyway).
+    #[arg(short = 'q', long)]
+    quiet: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ModeArg {
+    Ecb,
+    Cbc,
+    Ctr,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum PaddingArg {
+    Auto,
+    Pkcs7,
+    None,
+}
+
+fn usage(msg: impl Into<String>) -> CliError {
+    CliError::Crypto(hwcrypt::Error::InvalidSearch(msg.into()))
+}
+
+fn hex_decode(what: &str, s: &str) -> Result<Vec<u8>, CliError> {
+    let s: String = s.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    if !s.len().is_multiple_of(2) {
+        return Err(usage(format!("{what}: odd number of hex digits")));
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| {
+            s.get(i..i + 2)
+                .and_then(|d| u8::from_str_radix(d, 16).ok())
+                .ok_or_else(|| usage(format!("{what}: not hex")))
+        })
+        .collect()
+}
+
+fn base64_decode(s: &str) -> Result<Vec<u8>, CliError> {
+    let mut out = Vec::new();
+    let mut acc = 0u32;
+    let mut bits = 0;
+    for c in s.bytes().filter(|c| !c.is_ascii_whitespace() && *c != b'=') {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return Err(usage("--base64: not base64")),
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Ok(out)
+}
+
+fn block(what: &str, s: &str) -> Result<[u8; 16], CliError> {
+    let v = hex_decode(what, s)?;
+    v.try_into()
+        .map_err(|v: Vec<u8>| usage(format!("{what}: {} bytes, need 16", v.len())))
+}
+
+fn offset_and(what: &str, s: &str) -> Result<(usize, String), CliError> {
+    let (off, rest) = s
+        .split_once(':')
+        .ok_or_else(|| usage(format!("{what}: expected OFFSET:VALUE, got {s:?}")))?;
+    let off = off
+        .trim()
+        .parse()
+        .map_err(|_| usage(format!("{what}: bad offset {off:?}")))?;
+    Ok((off, rest.to_string()))
+}
+
+fn read_ciphertext(args: &Args) -> Result<Vec<u8>, CliError> {
+    if let Some(h) = &args.hex {
+        return hex_decode("--hex", h);
+    }
+    if let Some(b) = &args.base64 {
+        return base64_decode(b);
+    }
+    match &args.input {
+        Some(p) if p.as_os_str() == "-" => {
+            let mut v = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut v)?;
+            Ok(v)
+        }
+        Some(p) => std::fs::read(p).map_err(|e| {
+            CliError::Io(std::io::Error::new(
+                e.kind(),
+                format!("{}: {e}", p.display()),
+            ))
+        }),
+        None => Err(usage("no ciphertext: give --hex, --base64 or --in FILE")),
+    }
+}
+
+fn predicates(args: &Args) -> Result<Vec<Predicate>, CliError> {
+    let mut p = Vec::new();
+    if args.text || args.text_ratio.is_some() || args.utf8 {
+        p.push(Predicate::Text {
+            min_ratio: args.text_ratio.unwrap_or(1.0),
+            utf8: args.utf8,
+        });
+    }
+    for s in &args.contains {
+        p.push(Predicate::Contains(s.as_bytes().to_vec()));
+    }
+    for h in &args.contains_hex {
+        p.push(Predicate::Contains(hex_decode("--contains-hex", h)?));
+    }
+    if let Some(s) = &args.prefix {
+        p.push(Predicate::KnownAt {
+            offset: 0,
+            bytes: s.as_bytes().to_vec(),
+        });
+    }
+    for k in &args.known {
+        let (offset, s) = offset_and("--known", k)?;
+        p.push(Predicate::KnownAt {
+            offset,
+            bytes: s.into_bytes(),
+        });
+    }
+    for k in &args.known_hex {
+        let (offset, h) = offset_and("--known-hex", k)?;
+        p.push(Predicate::KnownAt {
+            offset,
+            bytes: hex_decode("--known-hex", &h)?,
+        });
+    }
+    Ok(p)
+}
+
+fn parse_shard(s: &str) -> Result<(u64, u64), CliError> {
+    let bad = || usage(format!("--shard {s:?}: expected I/N with 0 <= I < N"));
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (u64, u64) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if n == 0 || i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+/// What `--resume FILE` holds.
+#[derive(Debug, Serialize, Deserialize)]
+struct ResumeState {
+    keyspace: String,
+    shard: Option<String>,
+    position: u64,
+    completed: bool,
+}
+
+fn load_resume(path: &Path, args: &Args) -> Result<Option<u64>, CliError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(CliError::Io(e)),
+    };
+    let state: ResumeState = serde_json::from_str(&text)
+        .map_err(|e| usage(format!("{}: not a resume file ({e})", path.display())))?;
+    if state.keyspace != args.keyspace || state.shard != args.shard {
+        return Err(usage(format!(
+            "{}: saved for key space {:?} shard {:?}, not this search",
+            path.display(),
+            state.keyspace,
+            state.shard
+        )));
+    }
+    Ok(Some(state.position))
+}
+
+fn save_resume(path: &Path, args: &Args, outcome: &Outcome) -> Result<(), CliError> {
+    let state = ResumeState {
+        keyspace: args.keyspace.clone(),
+        shard: args.shard.clone(),
+        position: outcome.position,
+        completed: outcome.completed,
+    };
+    let tmp = path.with_extension("tmp~");
+    std::fs::write(
+        &tmp,
+        serde_json::to_string_pretty(&state).map_err(std::io::Error::from)? + "\n",
+    )?;
+    std::fs::rename(&tmp, path)?;
+    Ok(())
+}
+
+/// The plaintext as one line: text as is, `\n`, `\t`, `\r`, `\\`, `\"` and
+/// other control characters escaped, bytes that are not UTF-8 as `\xNN`.
+pub fn escape(bytes: &[u8]) -> String {
+    let mut s = String::new();
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '\n' => s.push_str("\\n"),
+                '\t' => s.push_str("\\t"),
+                '\r' => s.push_str("\\r"),
+                '\\' => s.push_str("\\\\"),
+                '"' => s.push_str("\\\""),
+                c if c.is_control() => s.push_str(&format!("\\u{{{:x}}}", c as u32)),
+                c => s.push(c),
+            }
+        }
+        for b in chunk.invalid() {
+            s.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    s
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+#[derive(Debug, Serialize)]
+struct JsonHit {
+    key: String,
+    index: u64,
+    plaintext: String,
+    plaintext_hex: String,
+    plaintext_offset: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct JsonReport {
+    found: bool,
+    key: Option<String>,
+    plaintext: Option<String>,
+    hits: Vec<JsonHit>,
+    keyspace_size: u64,
+    key_bits: usize,
+    mode: &'static str,
+    range: [u64; 2],
+    searched: u64,
+    position: u64,
+    completed: bool,
+    interrupted: bool,
+    backend: &'static str,
+    threads: usize,
+    filter_blocks: Vec<usize>,
+    filter_passes: u64,
+    seconds: f64,
+    keys_per_second: f64,
+}
+
+fn json_hit(h: &Hit) -> JsonHit {
+    JsonHit {
+        key: hex(&h.key),
+        index: h.index,
+        plaintext: escape(&h.plaintext),
+        plaintext_hex: hex(&h.plaintext),
+        plaintext_offset: h.plaintext_offset,
+    }
+}
+
+fn si(x: f64) -> String {
+    if x >= 1e9 {
+        format!("{:.2} G", x / 1e9)
+    } else if x >= 1e6 {
+        format!("{:.1} M", x / 1e6)
+    } else if x >= 1e3 {
+        format!("{:.1} k", x / 1e3)
+    } else {
+        format!("{x:.0} ")
+    }
+}
+
+fn duration(secs: f64) -> String {
+    let s = secs.max(0.0) as u64;
+    if s >= 86400 * 365 {
+        format!("{:.1} years", secs / (86400.0 * 365.0))
+    } else if s >= 86400 {
+        format!("{}d{:02}h", s / 86400, s % 86400 / 3600)
+    } else {
+        format!("{}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60)
+    }
+}
+
+fn progress_line(p: &Progress) -> String {
+    let frac = if p.total == 0 {
+        1.0
+    } else {
+        p.searched as f64 / p.total as f64
+    };
+    let secs = p.elapsed.as_secs_f64();
+    let rate = if secs > 0.0 {
+        p.searched as f64 / secs
+    } else {
+        0.0
+    };
+    let eta = if rate > 0.0 {
+        duration((p.total - p.searched.min(p.total)) as f64 / rate)
+    } else {
+        "?".into()
+    };
+    let width = 30;
+    let filled = ((frac * width as f64) as usize).min(width);
+    format!(
+        "\r[{}{}] {:5.1}%  {}keys/s  ETA {eta}  ",
+        "#".repeat(filled),
+        ".".repeat(width - filled),
+        frac * 100.0,
+        si(rate)
+    )
+}
+
+/// Runs `hwcrypt crack`; the exit status says found (0), not found (1),
+/// error (2) or interrupted (130).
+pub fn main(args: &Args) -> ExitCode {
+    match run(args) {
+        Ok(code) => code,
+        Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("hwcrypt: error: {err}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: &Args) -> Result<ExitCode, CliError> {
+    let space = KeySpace::parse(&args.keyspace)?;
+    let ciphertext = read_ciphertext(args)?;
+    let mode = match args.mode {
+        ModeArg::Ecb => {
+            if args.iv.is_some() {
+                return Err(usage("ecb takes no IV"));
+            }
+            Mode::Ecb
+        }
+        ModeArg::Cbc => Mode::Cbc {
+            iv: args.iv.as_deref().map(|s| block("--iv", s)).transpose()?,
+        },
+        ModeArg::Ctr => Mode::Ctr {
+            iv: block(
+                "--iv",
+                args.iv
+                    .as_deref()
+                    .ok_or_else(|| usage("ctr needs --iv (the initial counter block)"))?,
+            )?,
+        },
+    };
+    let padding = match args.padding {
+        PaddingArg::Auto => Padding::Auto,
+        PaddingArg::Pkcs7 => Padding::Pkcs7,
+        PaddingArg::None => Padding::None,
+    };
+    let challenge = Challenge::new(ciphertext, mode, padding, predicates(args)?)?;
+    let backend = args
+        .backend
+        .as_deref()
+        .map(str::parse::<Backend>)
+        .transpose()?;
+    let shard = args.shard.as_deref().map(parse_shard).transpose()?;
+    let mut start = args.start;
+    if let Some(path) = &args.resume
+        && let Some(pos) = load_resume(path, args)?
+    {
+        if start.is_some() {
+            return Err(usage("give either --start or --resume, not both"));
+        }
+        start = Some(pos);
+    }
+    let cancel = CancelToken::new();
+    let options = SearchOptions {
+        threads: args.threads,
+        backend,
+        shard,
+        start,
+        filter_blocks: args.filter_blocks.clone(),
+        find_all: args.all,
+        cancel: Some(cancel.clone()),
+        progress_interval: None,
+    };
+    let search = Search::new(&space, &challenge, options)?;
+    {
+        let c = cancel.clone();
+        // A second handler (tests run several searches) is not an error worth stopping for.
+        let _ = ctrlc::set_handler(move || c.cancel());
+    }
+    let range = search.range();
+    let show_progress = !args.quiet && std::io::stderr().is_terminal();
+    let mut err = std::io::stderr().lock();
+    if !args.json || show_progress {
+        writeln!(
+            err,
+            "key space: {} keys (2^{:.1}), AES-{}; searching {}..{} ({} keys){}",
+            space.size(),
+            space.bits(),
+            space.key_size().bits(),
+            range.start,
+            range.end,
+            range.end - range.start,
+            shard.map_or(String::new(), |(i, n)| format!(", shard {i}/{n}")),
+        )?;
+        writeln!(
+            err,
+            "backend: {} ({} key{} per register), {} threads; filter: {}",
+            search.backend(),
+            crack::keys_per_register(search.backend()),
+            if crack::keys_per_register(search.backend()) == 1 {
+                ""
+            } else {
+                "s"
+            },
+            search.threads(),
+            search.filter_description()
+        )?;
+    }
+    drop(err);
+    let started = Instant::now();
+    let outcome = search.run(|p| {
+        if show_progress {
+            let mut e = std::io::stderr().lock();
+            let _ = write!(e, "{}", progress_line(p));
+            let _ = e.flush();
+        }
+    });
+    if show_progress {
+        eprint!("\r{}\r", " ".repeat(80));
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let rate = outcome.searched as f64 / secs.max(1e-9);
+    let interrupted = outcome.cancelled && outcome.hits.is_empty();
+    if let Some(path) = &args.resume {
+        save_resume(path, args, &outcome)?;
+    }
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let report = JsonReport {
+            found: !outcome.hits.is_empty(),
+            key: outcome.hits.first().map(|h| hex(&h.key)),
+            plaintext: outcome.hits.first().map(|h| escape(&h.plaintext)),
+            hits: outcome.hits.iter().map(json_hit).collect(),
+            keyspace_size: space.size(),
+            key_bits: space.key_size().bits(),
+            mode: mode.name(),
+            range: [outcome.range.start, outcome.range.end],
+            searched: outcome.searched,
+            position: outcome.position,
+            completed: outcome.completed,
+            interrupted,
+            backend: outcome.backend.name(),
+            threads: outcome.threads,
+            filter_blocks: outcome.filter_blocks.clone(),
+            filter_passes: outcome.filter_passes,
+            seconds: secs,
+            keys_per_second: rate,
+        };
+        serde_json::to_writer_pretty(&mut out, &report).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+    } else {
+        for h in &outcome.hits {
+            writeln!(out, "found key: {}", hex(&h.key))?;
+            writeln!(out, "key index: {}", h.index)?;
+            if h.plaintext_offset > 0 {
+                writeln!(
+                    out,
+                    "plaintext (from byte {}; block 0 needs the IV): \"{}\"",
+                    h.plaintext_offset,
+                    escape(&h.plaintext)
+                )?;
+            } else {
+                writeln!(out, "plaintext: \"{}\"", escape(&h.plaintext))?;
+            }
+        }
+        if outcome.hits.is_empty() && !interrupted {
+            writeln!(out, "not found: no key in the searched range matched")?;
+        }
+        writeln!(
+            out,
+            "searched {} keys in {:.3} s ({}keys/s, {}keys/s per thread); {} passed the filter",
+            outcome.searched,
+            secs,
+            si(rate),
+            si(rate / outcome.threads as f64),
+            outcome.filter_passes
+        )?;
+    }
+    out.flush()?;
+    if interrupted {
+        eprintln!(
+            "hwcrypt: interrupted at position {}; continue with --start {}{}",
+            outcome.position,
+            outcome.position,
+            if args.resume.is_some() {
+                " (or the same --resume)"
+            } else {
+                ""
+            }
+        );
+        return Ok(ExitCode::from(130));
+    }
+    Ok(if outcome.hits.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

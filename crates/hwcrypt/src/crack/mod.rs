@@ -1,0 +1,618 @@
+//! Known-plaintext AES key search over a described key space.
+//!
+//! A [`KeySpace`] says which values each key byte may take; a [`Challenge`]
+//! holds the ciphertext, its mode (ECB, CBC with or without the IV, CTR) and
+//! what the right plaintext looks like ([`Predicate`]s: contains a string,
+//! known bytes at an offset, looks like text). [`Search`] walks the space
+//! (or one shard of it) on all cores: keys go through the AES unit in
+//! batches (several key schedules interleaved, two keys per ymm register
+//! with VAES, four per zmm with AVX-512), a fast filter checks one or a few
+//! ciphertext blocks, and the keys that pass are confirmed by decrypting the
+//! whole message.
+//!
+//! ```
+//! use hwcrypt::crack::{Challenge, KeySpace, Mode, Padding, Predicate, Search, SearchOptions};
+//! use hwcrypt::{aes::Aes, modes::Cbc};
+//! // A key whose first 2 bytes are unknown (each 0..=16), the rest zero.
+//! let mut key = [0u8; 32];
+//! key[..2].copy_from_slice(&[3, 14]);
+//! let mut ct = Cbc::new(Aes::new(&key)?, &[7; 16])?
+//!     .encrypt_padded(b"Attack at dawn; bring the ladders and the rope.");
+//! let space = KeySpace::parse("0..=16*2, 0*30")?;
+//! let challenge = Challenge::new(ct, Mode::Cbc { iv: None }, Padding::Auto,
+//!     vec![Predicate::Text { min_ratio: 1.0, utf8: false }])?;
+//! let outcome = Search::new(&space, &challenge, SearchOptions::default())?.run(|_| {});
+//! assert_eq!(outcome.hits[0].key, key);
+//! # Ok::<(), hwcrypt::Error>(())
+//! ```
+
+mod kernel;
+mod keyspace;
+mod predicate;
+
+#[cfg(target_arch = "x86_64")]
+mod batch_aesni;
+#[cfg(target_arch = "x86_64")]
+mod batch_vaes_avx2;
+#[cfg(target_arch = "x86_64")]
+mod batch_vaes_avx512;
+
+#[cfg(test)]
+mod tests;
+
+pub use keyspace::{ByteSet, KeySpace, MAX_KEYS};
+pub use predicate::{Challenge, MAX_FILTER_BLOCKS, Mode, Padding, Predicate};
+
+use crate::aes::Aes;
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+use kernel::{KeyBatch, MAX_BATCH};
+use keyspace::Odometer;
+use predicate::Plan;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+/// The batch-filter backends, best first.
+pub const BACKENDS: [Backend; 4] = [
+    Backend::VaesAvx512,
+    Backend::VaesAvx2,
+    Backend::AesNi,
+    Backend::Soft,
+];
+
+/// A batch filter bound to one backend (the CPU features were checked when
+/// it was made).
+#[derive(Clone, Copy, Debug)]
+enum Kernel {
+    Soft,
+    #[cfg(target_arch = "x86_64")]
+    AesNi(batch_aesni::Kernel),
+    #[cfg(target_arch = "x86_64")]
+    VaesAvx2(batch_vaes_avx2::Kernel),
+    #[cfg(target_arch = "x86_64")]
+    VaesAvx512(batch_vaes_avx512::Kernel),
+}
+
+impl Kernel {
+    fn new(backend: Backend) -> Result<Kernel> {
+        let unavailable = |missing: &str| Error::BackendUnavailable {
+            algorithm: "aes key search",
+            backend: backend.name(),
+            missing: missing.to_string(),
+        };
+        match backend {
+            Backend::Soft => Ok(Kernel::Soft),
+            #[cfg(target_arch = "x86_64")]
+            Backend::AesNi => batch_aesni::Kernel::new()
+                .map(Kernel::AesNi)
+                .ok_or_else(|| unavailable(&missing(crate::registry::AESNI_FEATURES))),
+            #[cfg(target_arch = "x86_64")]
+            Backend::VaesAvx2 => batch_vaes_avx2::Kernel::new()
+                .map(Kernel::VaesAvx2)
+                .ok_or_else(|| unavailable(&missing(crate::registry::VAES_AVX2_FEATURES))),
+            #[cfg(target_arch = "x86_64")]
+            Backend::VaesAvx512 => batch_vaes_avx512::Kernel::new()
+                .map(Kernel::VaesAvx512)
+                .ok_or_else(|| unavailable(&missing(crate::registry::VAES_AVX512_FEATURES))),
+            _ => Err(Error::BackendNotImplemented {
+                algorithm: "aes key search",
+                backend: backend.name(),
+            }),
+        }
+    }
+
+    fn backend(self) -> Backend {
+        match self {
+            Kernel::Soft => Backend::Soft,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::AesNi(_) => Backend::AesNi,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::VaesAvx2(_) => Backend::VaesAvx2,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::VaesAvx512(_) => Backend::VaesAvx512,
+        }
+    }
+
+    /// Keys per batch.
+    fn batch(self) -> usize {
+        match self {
+            Kernel::Soft => 8,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::AesNi(_) => batch_aesni::BATCH,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::VaesAvx2(_) => batch_vaes_avx2::BATCH,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::VaesAvx512(_) => batch_vaes_avx512::BATCH,
+        }
+    }
+
+    /// Pass mask of the first `self.batch()` keys of `keys`.
+    fn filter(
+        self,
+        size: crate::aes::KeySize,
+        plan: &Plan,
+        keys: &KeyBatch,
+        soft: &mut Aes,
+    ) -> u64 {
+        match self {
+            Kernel::Soft => soft_filter(size, plan, keys, self.batch(), soft),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::AesNi(k) => k.filter(size, plan, keys),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::VaesAvx2(k) => k.filter(size, plan, keys),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::VaesAvx512(k) => k.filter(size, plan, keys),
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn missing(required: &[crate::cpu::Feature]) -> String {
+    match crate::cpu::features() {
+        Ok(f) => f.missing(crate::cpu::Features::of(required)).to_string(),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// The portable filter: one key at a time through the constant-time
+/// software AES (`soft` must be a soft-backend key; it is rekeyed).
+fn soft_filter(
+    size: crate::aes::KeySize,
+    plan: &Plan,
+    keys: &KeyBatch,
+    n: usize,
+    soft: &mut Aes,
+) -> u64 {
+    let mut pass = 0u64;
+    let len = size.key_len();
+    for i in 0..n {
+        let key = keys.key(i, len);
+        soft.rekey(&key[..len]).expect("valid key length");
+        let mut bad = 0;
+        let mut ok = true;
+        for c in &plan.checks {
+            let mut v = c.input;
+            if c.forward {
+                soft.encrypt_block(&mut v);
+            } else {
+                soft.decrypt_block(&mut v);
+            }
+            for (x, y) in v.iter_mut().zip(&c.xor) {
+                *x ^= y;
+            }
+            let (good, b) = predicate::eval_check(c, &v, plan.utf8);
+            bad += b;
+            if !good || bad > plan.max_bad {
+                ok = false;
+                break;
+            }
+        }
+        if ok {
+            pass |= 1 << i;
+        }
+    }
+    pass
+}
+
+/// The batch backends this (masked) CPU can run, best first.
+pub fn runnable_backends() -> Vec<Backend> {
+    BACKENDS
+        .into_iter()
+        .filter(|b| Kernel::new(*b).is_ok())
+        .collect()
+}
+
+/// The batch backend a search uses by default here.
+pub fn default_backend() -> Backend {
+    runnable_backends()
+        .first()
+        .copied()
+        .unwrap_or(Backend::Soft)
+}
+
+/// Keys per register of a batch backend (for display): 4 (zmm), 2 (ymm), 1.
+pub fn keys_per_register(backend: Backend) -> usize {
+    match backend {
+        Backend::VaesAvx512 => 4,
+        Backend::VaesAvx2 => 2,
+        _ => 1,
+    }
+}
+
+/// A flag that stops a running search (from another thread, a signal
+/// handler, ...). Clones share the flag.
+#[derive(Clone, Debug, Default)]
+pub struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    /// A new, unset token.
+    pub fn new() -> CancelToken {
+        CancelToken::default()
+    }
+
+    /// Asks the search to stop; it stops within a batch per thread.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether [`CancelToken::cancel`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// How to run a search.
+#[derive(Clone, Debug, Default)]
+pub struct SearchOptions {
+    /// Worker threads; 0 = one per available core.
+    pub threads: usize,
+    /// Batch backend; `None` = the best this CPU runs.
+    pub backend: Option<Backend>,
+    /// Search only shard `i` of `n` (0-based) of the key space.
+    pub shard: Option<(u64, u64)>,
+    /// Start at this key index (inside the shard), e.g. the position an
+    /// interrupted search reported.
+    pub start: Option<u64>,
+    /// Ciphertext blocks the fast filter checks; `None` = chosen from the
+    /// predicates (see [`Search::filter_blocks`]).
+    pub filter_blocks: Option<Vec<usize>>,
+    /// Keep going after the first hit and report every matching key.
+    pub find_all: bool,
+    /// Stops the search when cancelled.
+    pub cancel: Option<CancelToken>,
+    /// How often the progress callback runs (default 100 ms).
+    pub progress_interval: Option<Duration>,
+}
+
+/// A snapshot for the progress callback.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    /// Keys tested so far.
+    pub searched: u64,
+    /// Keys in the searched range.
+    pub total: u64,
+    /// Time since the start.
+    pub elapsed: Duration,
+    /// Hits so far.
+    pub hits: usize,
+}
+
+/// A key that passed the full predicate.
+#[derive(Clone)]
+pub struct Hit {
+    /// The key.
+    pub key: Vec<u8>,
+    /// Its index in the key space.
+    pub index: u64,
+    /// The plaintext the predicates saw (PKCS#7 padding removed where it
+    /// applies); it starts at byte `plaintext_offset` of the message.
+    pub plaintext: Vec<u8>,
+    /// 16 for CBC without IV (block 0 cannot be decrypted), else 0.
+    pub plaintext_offset: usize,
+}
+
+impl core::fmt::Debug for Hit {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Hit")
+            .field("index", &self.index)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a search did.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// Matching keys (at most one unless `find_all`), in no particular order.
+    pub hits: Vec<Hit>,
+    /// Keys tested.
+    pub searched: u64,
+    /// The index range searched (shard and start applied).
+    pub range: Range<u64>,
+    /// Every key of `range.start..position` was tested: restart here
+    /// (with [`SearchOptions::start`]) to continue an interrupted search.
+    pub position: u64,
+    /// The whole range was tested.
+    pub completed: bool,
+    /// Stopped by the cancel token.
+    pub cancelled: bool,
+    /// Keys that passed the fast filter (each decrypted whole).
+    pub filter_passes: u64,
+    /// Wall time of the search proper.
+    pub elapsed: Duration,
+    /// The batch backend used.
+    pub backend: Backend,
+    /// Worker threads used.
+    pub threads: usize,
+    /// The ciphertext blocks the fast filter checked.
+    pub filter_blocks: Vec<usize>,
+}
+
+/// A validated search, ready to run.
+#[derive(Debug)]
+pub struct Search<'a> {
+    space: &'a KeySpace,
+    challenge: &'a Challenge,
+    plan: Plan,
+    kernel: Kernel,
+    range: Range<u64>,
+    threads: usize,
+    options: SearchOptions,
+}
+
+impl<'a> Search<'a> {
+    /// Checks the options against the key space and challenge and plans the filter.
+    pub fn new(
+        space: &'a KeySpace,
+        challenge: &'a Challenge,
+        options: SearchOptions,
+    ) -> Result<Search<'a>> {
+        let kernel = Kernel::new(options.backend.unwrap_or_else(default_backend))?;
+        let plan = challenge.plan(options.filter_blocks.as_deref())?;
+        let mut range = match options.shard {
+            Some((i, n)) => space.shard(i, n)?,
+            None => 0..space.size(),
+        };
+        if let Some(start) = options.start {
+            if start < range.start || start > range.end {
+                return Err(Error::InvalidSearch(format!(
+                    "start position {start} is outside the searched range {}..{}",
+                    range.start, range.end
+                )));
+            }
+            range.start = start;
+        }
+        let threads = match options.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n.min(1024),
+        };
+        Ok(Search {
+            space,
+            challenge,
+            plan,
+            kernel,
+            range,
+            threads,
+            options,
+        })
+    }
+
+    /// The batch backend in use.
+    pub fn backend(&self) -> Backend {
+        self.kernel.backend()
+    }
+
+    /// The ciphertext blocks the fast filter checks, in the order it checks them.
+    pub fn filter_blocks(&self) -> Vec<usize> {
+        self.plan.checks.iter().map(|c| c.block).collect()
+    }
+
+    /// How each filter block is checked: `forward` (the known plaintext
+    /// block, or the CTR counter, is encrypted: no decryption schedule) or
+    /// `inverse` (the block is decrypted).
+    pub fn filter_description(&self) -> String {
+        if self.plan.checks.is_empty() {
+            return "none (every key decrypts the whole message)".into();
+        }
+        self.plan
+            .checks
+            .iter()
+            .map(|c| {
+                let mut what = Vec::new();
+                if c.known_mask != 0 {
+                    what.push(format!("{} known bytes", c.known_mask.count_ones()));
+                }
+                if c.forward && c.known_mask == 0 && c.text_mask == 0 {
+                    what.push("known block".into());
+                }
+                if c.text_mask != 0 {
+                    what.push("text".into());
+                }
+                format!(
+                    "block {} ({}, {})",
+                    c.block,
+                    if c.forward { "forward" } else { "inverse" },
+                    what.join(" + ")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The index range to search.
+    pub fn range(&self) -> Range<u64> {
+        self.range.clone()
+    }
+
+    /// Worker threads.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Runs the search, calling `progress` on this thread about every
+    /// `progress_interval` until it ends.
+    pub fn run(self, mut progress: impl FnMut(&Progress)) -> Outcome {
+        let start = Instant::now();
+        let range = self.range.clone();
+        let len = range.end - range.start;
+        let batch = self.kernel.batch();
+        let per_thread = len / self.threads as u64 / 16;
+        let chunk = per_thread.clamp(batch as u64 * 64, 1 << 22);
+        let chunk = chunk.div_ceil(batch as u64) * batch as u64;
+        let next_chunk = AtomicU64::new(0);
+        let unfinished = AtomicU64::new(u64::MAX);
+        let searched = AtomicU64::new(0);
+        let passes = AtomicU64::new(0);
+        let stop = AtomicBool::new(false);
+        let hits: Mutex<Vec<Hit>> = Mutex::new(Vec::new());
+        let hit_count = AtomicU64::new(0);
+        let cancel = self.options.cancel.clone().unwrap_or_default();
+        let interval = self
+            .options
+            .progress_interval
+            .unwrap_or(Duration::from_millis(100));
+        let (tx, rx) = mpsc::channel::<()>();
+        let worker = Worker {
+            search: &self,
+            chunk,
+            next_chunk: &next_chunk,
+            unfinished: &unfinished,
+            searched: &searched,
+            passes: &passes,
+            stop: &stop,
+            cancel: &cancel,
+            hits: &hits,
+            hit_count: &hit_count,
+        };
+        std::thread::scope(|s| {
+            for _ in 0..self.threads {
+                let tx = tx.clone();
+                let w = &worker;
+                s.spawn(move || {
+                    w.run();
+                    let _ = tx.send(());
+                });
+            }
+            drop(tx);
+            let mut running = self.threads;
+            while running > 0 {
+                match rx.recv_timeout(interval) {
+                    Ok(()) => running -= 1,
+                    Err(mpsc::RecvTimeoutError::Timeout) => progress(&Progress {
+                        searched: searched.load(Ordering::Relaxed),
+                        total: len,
+                        elapsed: start.elapsed(),
+                        hits: hit_count.load(Ordering::Relaxed) as usize,
+                    }),
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                }
+            }
+        });
+        let next = (next_chunk.load(Ordering::Relaxed).saturating_mul(chunk))
+            .saturating_add(range.start)
+            .min(range.end);
+        let position = next.min(unfinished.load(Ordering::Relaxed));
+        let hits = hits.into_inner().unwrap_or_else(|e| e.into_inner());
+        let searched = searched.load(Ordering::Relaxed);
+        let cancelled = cancel.is_cancelled() && position < range.end;
+        Outcome {
+            completed: position == range.end,
+            hits,
+            searched,
+            range,
+            position,
+            cancelled,
+            filter_passes: passes.load(Ordering::Relaxed),
+            elapsed: start.elapsed(),
+            backend: self.backend(),
+            threads: self.threads,
+            filter_blocks: self.filter_blocks(),
+        }
+    }
+}
+
+/// What the worker threads share.
+struct Worker<'s, 'a> {
+    search: &'s Search<'a>,
+    chunk: u64,
+    next_chunk: &'s AtomicU64,
+    /// Lowest index a worker stopped at before finishing its chunk.
+    unfinished: &'s AtomicU64,
+    searched: &'s AtomicU64,
+    passes: &'s AtomicU64,
+    stop: &'s AtomicBool,
+    cancel: &'s CancelToken,
+    hits: &'s Mutex<Vec<Hit>>,
+    hit_count: &'s AtomicU64,
+}
+
+impl Worker<'_, '_> {
+    fn halted(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || self.cancel.is_cancelled()
+    }
+
+    fn run(&self) {
+        let s = self.search;
+        let size = s.space.key_size();
+        let key_len = size.key_len();
+        let verify_backend = match s.kernel.backend() {
+            Backend::Soft => Backend::Soft,
+            Backend::AesNi => Backend::AesNi,
+            _ => crate::registry::default_backend(crate::registry::Algorithm::Aes)
+                .unwrap_or(Backend::Soft),
+        };
+        let zero = [0u8; 32];
+        let Ok(mut aes) = Aes::with_backend(&zero[..key_len], verify_backend) else {
+            return;
+        };
+        let Ok(mut soft) = Aes::with_backend(&zero[..key_len], Backend::Soft) else {
+            return;
+        };
+        let mut plain = Vec::with_capacity(s.challenge.ciphertext.len());
+        let mut keys = KeyBatch::new();
+        let batch = s.kernel.batch();
+        debug_assert!(batch <= MAX_BATCH);
+        loop {
+            if self.halted() {
+                return;
+            }
+            let c = self.next_chunk.fetch_add(1, Ordering::Relaxed);
+            let Some(a) = c
+                .checked_mul(self.chunk)
+                .and_then(|x| x.checked_add(s.range.start))
+                .filter(|&a| a < s.range.end)
+            else {
+                return;
+            };
+            let b = a.saturating_add(self.chunk).min(s.range.end);
+            let mut odo = Odometer::new(s.space, a);
+            let mut i = a;
+            while i < b {
+                if self.halted() {
+                    self.unfinished.fetch_min(i, Ordering::Relaxed);
+                    self.searched.fetch_add(i - a, Ordering::Relaxed);
+                    return;
+                }
+                let n = (b - i).min(batch as u64) as usize;
+                odo.fill(&mut keys, n);
+                let mask = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+                let mut pass = s.kernel.filter(size, &s.plan, &keys, &mut soft) & mask;
+                while pass != 0 {
+                    let j = pass.trailing_zeros() as usize;
+                    pass &= pass - 1;
+                    self.passes.fetch_add(1, Ordering::Relaxed);
+                    let key = keys.key(j, key_len);
+                    self.verify(&key[..key_len], i + j as u64, &mut aes, &mut plain);
+                }
+                i += n as u64;
+            }
+            self.searched.fetch_add(b - a, Ordering::Relaxed);
+        }
+    }
+
+    fn verify(&self, key: &[u8], index: u64, aes: &mut Aes, plain: &mut Vec<u8>) {
+        let ch = self.search.challenge;
+        aes.rekey(key).expect("valid key length");
+        ch.decrypt(aes, plain);
+        if ch.accepts(plain) {
+            let visible = ch.visible(plain).unwrap_or(&[]).to_vec();
+            let hit = Hit {
+                key: key.to_vec(),
+                index,
+                plaintext: visible,
+                plaintext_offset: ch.first_byte,
+            };
+            self.hits
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(hit);
+            self.hit_count.fetch_add(1, Ordering::Relaxed);
+            if !self.search.options.find_all {
+                self.stop.store(true, Ordering::Relaxed);
+            }
+        }
+        use zeroize::Zeroize;
+        plain.zeroize();
+    }
+}
