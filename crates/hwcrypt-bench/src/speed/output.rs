@@ -146,7 +146,7 @@ fn write_header(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     for p in &h.peers {
         writeln!(
             out,
-            "Peer:      {:<11} {} ({})",
+            "Peer:      {:<11} {}; covers {}",
             p.name, p.version, p.covers
         )?;
     }

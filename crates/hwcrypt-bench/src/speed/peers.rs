@@ -18,7 +18,7 @@ pub(crate) struct Peer {
 pub(crate) const PEERS: &[Peer] = &[
     Peer {
         name: "openssl",
-        covers: "EVP through the `openssl` crate; every cipher but XChaCha20-Poly1305",
+        covers: "every cipher but XChaCha20-Poly1305 (EVP)",
     },
     Peer {
         name: "ring",
