@@ -158,6 +158,13 @@ static TABLE: &[Implementation] = &[
     #[cfg(target_arch = "x86_64")]
     row(
         Algorithm::AesGcm,
+        Backend::VaesAvx512,
+        400,
+        VAES_AVX512_FEATURES,
+    ),
+    #[cfg(target_arch = "x86_64")]
+    row(
+        Algorithm::AesGcm,
         Backend::VaesAvx2,
         300,
         GCM_VAES_AVX2_FEATURES,
@@ -301,5 +308,16 @@ mod tests {
         assert!(err.to_string().contains("avx512f"), "{err}");
         // Registered for XTS only: the other AES modes stay on vaes-avx2.
         assert_eq!(select(Algorithm::Aes, all), Backend::VaesAvx2);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn gcm_prefers_vaes_avx512_then_vaes_avx2() {
+        let all = Features::of(&Feature::ALL);
+        assert_eq!(select(Algorithm::AesGcm, all), Backend::VaesAvx512);
+        let avx2_only = Features::of(GCM_VAES_AVX2_FEATURES);
+        assert_eq!(select(Algorithm::AesGcm, avx2_only), Backend::VaesAvx2);
+        let err = check_with(Algorithm::AesGcm, Backend::VaesAvx512, avx2_only).unwrap_err();
+        assert!(err.to_string().contains("avx512f"), "{err}");
     }
 }

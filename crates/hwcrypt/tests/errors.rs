@@ -937,5 +937,12 @@ fn helper_xts_cpu_mask_no_avx512f() {
         "{e:?}"
     );
     assert_one_line(&e);
+    // AES-GCM falls back the same way.
+    let gcm = registry::default_backend(Algorithm::AesGcm).unwrap();
+    assert_ne!(gcm, Backend::VaesAvx512);
+    if features.contains(Features::of(registry::GCM_VAES_AVX2_FEATURES)) {
+        assert_eq!(gcm, Backend::VaesAvx2);
+    }
+    assert!(hwcrypt::gcm::AesGcm::with_backend(&[0; 16], Backend::VaesAvx512).is_err());
     println!("HELPER CHECKED helper_xts_cpu_mask_no_avx512f");
 }

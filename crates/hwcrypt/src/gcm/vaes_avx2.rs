@@ -85,6 +85,11 @@ impl Key {
         Some(Key { narrow, w })
     }
 
+    /// The AES-NI key kept alongside (for the `vaes-avx512` key's tables).
+    pub(super) fn narrow(&self) -> &aesni_clmul::Key {
+        &self.narrow
+    }
+
     pub(crate) fn encrypt_counter(&self, c: u128) -> Block {
         self.narrow.encrypt_counter(c)
     }

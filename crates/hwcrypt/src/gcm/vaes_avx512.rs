@@ -1,0 +1,529 @@
+//! The `vaes-avx512` AES-GCM backend: VAES and VPCLMULQDQ on zmm registers,
+//! four blocks per register, CTR and GHASH in one stitched pass.
+//!
+//! The bulk of a message runs in chunks of 32 blocks (8 zmm registers: eight
+//! independent AES chains cover the `vaesenc` latency). Per chunk, the 8
+//! registers of counter blocks go through AES while the GHASH of 32
+//! ciphertext blocks runs between the rounds, one register per round (on
+//! encryption those of the previous chunk, on decryption those of the chunk
+//! itself): each register of four blocks is multiplied by four key powers at
+//! once (`H^32..H^1`, lane quadruples `[H^(32-4j), .., H^(29-4j)]`,
+//! Karatsuba, no reduction), the products summed over the lanes and reduced
+//! once per chunk (two folds by the `0xc2 << 56` constant). Round keys are
+//! broadcast to the four lanes and key powers laid out per register when the
+//! key is made. Associated data of a chunk or more is hashed with the same
+//! wide multiply.
+//!
+//! What is left after the last whole chunk (under 512 bytes) runs on the
+//! `vaes-avx2` kernels of the key kept alongside (16-block ymm chunks, then
+//! `aesni`), so short messages cost what they cost there. The representation
+//! (byte-reversed blocks, key powers times `x^-1`) is the one of
+//! `aesni_clmul.rs`.
+//!
+//! A [`Key`] can only be made after every feature in
+//! [`VAES_AVX512_FEATURES`] was detected, so every method may call the
+//! `#[target_feature]` kernels.
+#![allow(unsafe_code)]
+
+use super::aesni_clmul::Acc;
+use super::{inc32, vaes_avx2};
+use crate::aes::Block;
+use crate::cpu::{self, Features};
+use crate::registry::VAES_AVX512_FEATURES;
+use core::arch::x86_64::*;
+use zeroize::Zeroize;
+
+/// zmm registers of blocks per chunk.
+const REGS: usize = 8;
+/// Blocks per register.
+const LANES: usize = 4;
+/// Bytes per chunk: 32 blocks.
+const CHUNK: usize = 64 * REGS;
+
+/// Round keys (broadcast to the four lanes) and key powers (per register),
+/// 64-byte aligned for aligned loads.
+#[derive(Clone)]
+#[repr(C, align(64))]
+struct Wide {
+    rk: [[u8; 64]; 15],
+    /// `h[j]`: `H^(32-4j-i)` in lane `i`.
+    h: [[u8; 64]; REGS],
+    /// The Karatsuba operands of `h[j]`: each lane's halves XORed, in its low half.
+    hk: [[u8; 64]; REGS],
+}
+
+/// The `vaes-avx512` AES-GCM key.
+#[derive(Clone)]
+pub(crate) struct Key {
+    /// The `vaes-avx2` key: tails, short associated data, IVs and single blocks.
+    narrow: vaes_avx2::Key,
+    w: Wide,
+}
+
+impl Key {
+    /// `None` unless the CPU has every feature in [`VAES_AVX512_FEATURES`],
+    /// or for a key length other than 16, 24 or 32.
+    pub(crate) fn new(key: &[u8]) -> Option<Key> {
+        if !cpu::detected().contains(Features::of(VAES_AVX512_FEATURES)) {
+            return None;
+        }
+        let narrow = vaes_avx2::Key::new(key)?;
+        let mut w = Wide {
+            rk: [[0; 64]; 15],
+            h: [[0; 64]; REGS],
+            hk: [[0; 64]; REGS],
+        };
+        for (dst, src) in w.rk.iter_mut().zip(narrow.narrow().round_keys()) {
+            for lane in dst.chunks_exact_mut(16) {
+                lane.copy_from_slice(src);
+            }
+        }
+        let mut powers = narrow.narrow().powers_n::<{ LANES * REGS }>();
+        for j in 0..REGS {
+            for i in 0..LANES {
+                let p = &powers[LANES * REGS - LANES * j - i - 1];
+                let lane = 16 * i;
+                w.h[j][lane..lane + 16].copy_from_slice(p);
+                for b in 0..8 {
+                    w.hk[j][lane + b] = p[b] ^ p[8 + b];
+                }
+            }
+        }
+        powers.zeroize();
+        Some(Key { narrow, w })
+    }
+
+    fn rounds(&self) -> usize {
+        self.narrow.narrow().rounds()
+    }
+
+    pub(crate) fn encrypt_counter(&self, c: u128) -> Block {
+        self.narrow.encrypt_counter(c)
+    }
+
+    pub(crate) fn absorb(&self, acc: &mut Block, x: u128) {
+        self.narrow.absorb(acc, x);
+    }
+
+    pub(crate) fn ghash(&self, acc: &mut Block, data: &[u8]) {
+        let bulk = data.len() / CHUNK * CHUNK;
+        let (head, tail) = data.split_at(bulk);
+        if !head.is_empty() {
+            // SAFETY: a `Key` exists only if the features were detected;
+            // `head` is a non-zero multiple of `CHUNK` bytes.
+            unsafe { ghash(&self.w, acc, head) };
+        }
+        self.narrow.ghash(acc, tail);
+    }
+
+    pub(crate) fn encrypt(&self, counter: u128, acc: &mut Block, buf: &mut [u8]) {
+        let bulk = buf.len() / CHUNK * CHUNK;
+        let (head, tail) = buf.split_at_mut(bulk);
+        if !head.is_empty() {
+            // SAFETY: a `Key` exists only if the features were detected;
+            // `head` is a non-zero multiple of `CHUNK` bytes.
+            unsafe {
+                match self.rounds() {
+                    10 => seal::<10>(&self.w, counter, acc, head),
+                    12 => seal::<12>(&self.w, counter, acc, head),
+                    _ => seal::<14>(&self.w, counter, acc, head),
+                }
+            }
+        }
+        self.narrow
+            .encrypt(inc32(counter, (bulk / 16) as u32), acc, tail);
+    }
+
+    pub(crate) fn decrypt(&self, counter: u128, acc: &mut Block, buf: &mut [u8]) {
+        let bulk = buf.len() / CHUNK * CHUNK;
+        let (head, tail) = buf.split_at_mut(bulk);
+        if !head.is_empty() {
+            // SAFETY: as in `encrypt`.
+            unsafe {
+                match self.rounds() {
+                    10 => open::<10>(&self.w, counter, acc, head),
+                    12 => open::<12>(&self.w, counter, acc, head),
+                    _ => open::<14>(&self.w, counter, acc, head),
+                }
+            }
+        }
+        self.narrow
+            .decrypt(inc32(counter, (bulk / 16) as u32), acc, tail);
+    }
+}
+
+impl Drop for Key {
+    /// Zeroizes the wide round keys and key powers with volatile stores, then
+    /// a fence; `narrow` wipes itself.
+    fn drop(&mut self) {
+        let w = &mut self.w;
+        for b in w.rk.iter_mut().chain(w.h.iter_mut()).chain(w.hk.iter_mut()) {
+            // SAFETY: `b` is 64 writable bytes; a volatile store is not optimised away.
+            unsafe { core::ptr::write_volatile(b, [0; 64]) };
+        }
+        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Register-level helpers: safe `#[target_feature]` functions that inline
+// into the kernels.
+
+/// Entry `i` of a 64-byte-aligned table. Volatile, as in the AES kernels:
+/// otherwise LLVM hoists the round keys out of the loop and spills the AES
+/// states.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn wide(entry: &[u8; 64]) -> __m512i {
+    // SAFETY: 64 readable bytes, 64-byte aligned: every entry of `Wide`
+    // (`align(64)`, made of 64-byte arrays) is.
+    unsafe { core::ptr::read_volatile(entry.as_ptr().cast::<__m512i>()) }
+}
+
+/// Makes `k` appear to depend on the GHASH sums `acc`, at no run-time cost
+/// (the `asm!` is empty), so that LLVM keeps one GHASH step between
+/// consecutive AES rounds instead of moving all the multiplications after
+/// the rounds (see `vaes_avx2.rs`).
+///
+/// # Safety
+/// None beyond the CPU supporting AVX-512F (the caller's target features).
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn tie(k: &mut __m512i, acc: &WideAcc) {
+    // SAFETY: the template is empty: no instruction runs, nothing is read
+    // or written besides the operands, which are left unchanged.
+    unsafe {
+        core::arch::asm!(
+            "/* {k} {lo} {mid} {hi} */",
+            k = inout(zmm_reg) *k,
+            lo = in(zmm_reg) acc.lo,
+            mid = in(zmm_reg) acc.mid,
+            hi = in(zmm_reg) acc.hi,
+            options(pure, nomem, nostack, preserves_flags)
+        );
+    }
+}
+
+/// A key power register: an ordinary load, which LLVM folds into `vpclmulqdq`.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn power(entry: &[u8; 64]) -> __m512i {
+    // SAFETY: 64 readable bytes, 64-byte aligned (see `wide`).
+    unsafe { _mm512_load_si512(entry.as_ptr().cast()) }
+}
+
+/// Register `i` (blocks `4i .. 4i + 4`) of the buffer at `p`.
+///
+/// # Safety
+/// Bytes `64 * i .. 64 * (i + 1)` of `p` must be readable.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn load_at(p: *const u8, i: usize) -> __m512i {
+    // SAFETY: the caller guarantees the 64 bytes are readable.
+    unsafe { _mm512_loadu_si512(p.add(64 * i).cast()) }
+}
+
+/// Stores register `i` of the buffer at `p`.
+///
+/// # Safety
+/// Bytes `64 * i .. 64 * (i + 1)` of `p` must be writable.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn store_at(p: *mut u8, i: usize, x: __m512i) {
+    // SAFETY: the caller guarantees the 64 bytes are writable.
+    unsafe { _mm512_storeu_si512(p.add(64 * i).cast(), x) }
+}
+
+/// Reverses the bytes of each lane.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn bswap(x: __m512i) -> __m512i {
+    let m = _mm_setr_epi8(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    _mm512_shuffle_epi8(x, _mm512_broadcast_i32x4(m))
+}
+
+/// Reverses the bytes of an xmm block.
+#[inline]
+#[target_feature(enable = "ssse3")]
+fn bswap128(x: __m128i) -> __m128i {
+    let m = _mm_setr_epi8(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    _mm_shuffle_epi8(x, m)
+}
+
+/// Adds `n` to the low dword of each lane (`inc32` on byte-reversed counters).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn add32(c: __m512i, n: i32) -> __m512i {
+    _mm512_add_epi32(
+        c,
+        _mm512_set_epi32(0, 0, 0, n, 0, 0, 0, n, 0, 0, 0, n, 0, 0, 0, n),
+    )
+}
+
+/// Unreduced GHASH sums on zmm, lane-wise Karatsuba.
+#[derive(Clone, Copy)]
+struct WideAcc {
+    lo: __m512i,
+    mid: __m512i,
+    hi: __m512i,
+}
+
+impl WideAcc {
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn zero() -> WideAcc {
+        WideAcc {
+            lo: _mm512_setzero_si512(),
+            mid: _mm512_setzero_si512(),
+            hi: _mm512_setzero_si512(),
+        }
+    }
+
+    /// Adds the four products of the byte-reversed blocks in `x` by the key
+    /// powers `w.h[j]`.
+    #[inline]
+    #[target_feature(enable = "avx512f,vpclmulqdq")]
+    fn mul_add(&mut self, w: &Wide, x: __m512i, j: usize) {
+        let (h, hk) = (power(&w.h[j]), power(&w.hk[j]));
+        self.lo = _mm512_xor_si512(self.lo, _mm512_clmulepi64_epi128::<0x00>(x, h));
+        self.hi = _mm512_xor_si512(self.hi, _mm512_clmulepi64_epi128::<0x11>(x, h));
+        let xk = _mm512_xor_si512(x, _mm512_shuffle_epi32::<0x4e>(x));
+        self.mid = _mm512_xor_si512(self.mid, _mm512_clmulepi64_epi128::<0x00>(xk, hk));
+    }
+
+    /// The four lanes summed and reduced.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx2,vpclmulqdq,pclmulqdq")]
+    fn reduce(self) -> __m128i {
+        let fold = |v: __m512i| {
+            let v = _mm256_xor_si256(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64::<1>(v));
+            _mm_xor_si128(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v))
+        };
+        Acc {
+            lo: fold(self.lo),
+            mid: fold(self.mid),
+            hi: fold(self.hi),
+        }
+        .reduce()
+    }
+}
+
+/// The zmm register whose lane 0 is `y` and whose other lanes are zero.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn lane0(y: __m128i) -> __m512i {
+    _mm512_inserti32x4::<0>(_mm512_setzero_si512(), y)
+}
+
+/// Runs `$body` for each middle AES round `$r` in `1..$R`, written out so
+/// the rounds unroll (`$R` is a constant; every `if` folds away).
+macro_rules! middle_rounds {
+    ($R:ident, $r:ident => $body:block) => {
+        middle_rounds!(@each $R, $r, $body, 1 2 3 4 5 6 7 8 9 10 11 12 13)
+    };
+    (@each $R:ident, $r:ident, $body:block, $($i:literal)*) => {
+        $(
+            if $i < $R {
+                let $r: usize = $i;
+                $body
+            }
+        )*
+    };
+}
+
+/// The 8 registers of counter blocks from `c` (`[n, .., n + 3]`
+/// byte-reversed), whitened; advances `c` by 32 blocks.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn counters(w: &Wide, c: &mut __m512i) -> [__m512i; REGS] {
+    let k0 = wide(&w.rk[0]);
+    let mut x = [_mm512_setzero_si512(); REGS];
+    for b in x.iter_mut() {
+        *b = _mm512_xor_si512(bswap(*c), k0);
+        *c = add32(*c, LANES as i32);
+    }
+    x
+}
+
+/// GHASH of the 32 blocks at `p` into `y`, one reduction.
+///
+/// # Safety
+/// 512 bytes at `p` are readable.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx2,vpclmulqdq,pclmulqdq")]
+unsafe fn ghash_chunk(w: &Wide, y: __m128i, p: *const u8) -> __m128i {
+    let mut acc = WideAcc::zero();
+    for j in 0..REGS {
+        // SAFETY: register `j < 8` of the chunk (caller).
+        let mut g = bswap(unsafe { load_at(p, j) });
+        if j == 0 {
+            g = _mm512_xor_si512(g, lane0(y));
+        }
+        acc.mul_add(w, g, j);
+    }
+    acc.reduce()
+}
+
+/// One chunk: AES on the counters `$x` (whitened) with the GHASH of the 32
+/// blocks at `$g` into `$y` between the rounds, then the 32 blocks at `$p`
+/// XORed with the keystream. `$g` may equal `$p` (decryption hashes the
+/// chunk it decrypts: every register is loaded for the hash before it is
+/// overwritten). A macro, not a function: LLVM declines to inline a
+/// `#[target_feature]` function this large and would pass the 8 states
+/// through the stack.
+///
+/// Safety contract of the expansion site: 512 bytes at `$g` are readable
+/// and 512 bytes at `$p` readable and writable.
+macro_rules! stitched {
+    ($R:ident, $w:expr, $x:expr, $y:expr, $g:expr, $p:expr) => {{
+        let (w, g, p): (&Wide, *const u8, *mut u8) = ($w, $g, $p);
+        let mut x: [__m512i; REGS] = $x;
+        let mut acc = WideAcc::zero();
+        middle_rounds!($R, r => {
+            let mut k = wide(&w.rk[r]);
+            if (2..=REGS + 1).contains(&r) {
+                // SAFETY: an empty instruction sequence; it only tells LLVM
+                // that this round's key depends on the GHASH sums so far.
+                unsafe { tie(&mut k, &acc) };
+            }
+            for b in x.iter_mut() {
+                *b = _mm512_aesenc_epi128(*b, k);
+            }
+            if r <= REGS {
+                let j = r - 1;
+                // SAFETY: register `j < 8` at `g` (expansion site).
+                let mut h = bswap(unsafe { load_at(g, j) });
+                if j == 0 {
+                    h = _mm512_xor_si512(h, lane0($y));
+                }
+                acc.mul_add(w, h, j);
+            }
+        });
+        $y = acc.reduce();
+        let k = wide(&w.rk[$R]);
+        for (j, b) in x.iter().enumerate() {
+            // SAFETY: register `j < 8` at `p` (expansion site); loaded before stored.
+            unsafe {
+                let d = load_at(p, j);
+                store_at(p, j, _mm512_aesenclast_epi128(*b, _mm512_xor_si512(k, d)));
+            }
+        }
+    }};
+}
+
+/// CTR only, on the chunk at `p`.
+///
+/// # Safety
+/// 512 bytes at `p` are readable and writable.
+#[inline]
+#[target_feature(enable = "avx512f,vaes")]
+unsafe fn ctr_chunk<const R: usize>(w: &Wide, mut x: [__m512i; REGS], p: *mut u8) {
+    middle_rounds!(R, r => {
+        let k = wide(&w.rk[r]);
+        for b in x.iter_mut() {
+            *b = _mm512_aesenc_epi128(*b, k);
+        }
+    });
+    let k = wide(&w.rk[R]);
+    for (j, b) in x.iter().enumerate() {
+        // SAFETY: register `j < 8` at `p` (caller); loaded before stored.
+        unsafe {
+            let d = load_at(p, j);
+            store_at(p, j, _mm512_aesenclast_epi128(*b, _mm512_xor_si512(k, d)));
+        }
+    }
+}
+
+/// The counter quadruple `[n, .., n + 3]` (byte-reversed) for the counter
+/// block whose big-endian integer is `n`.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn counter_quad(counter: u128) -> __m512i {
+    let c = _mm_set_epi64x((counter >> 64) as i64, counter as i64);
+    let c = _mm512_broadcast_i32x4(c);
+    _mm512_add_epi32(
+        c,
+        _mm512_set_epi32(0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0),
+    )
+}
+
+#[inline]
+#[target_feature(enable = "ssse3")]
+fn load_acc(acc: &Block) -> __m128i {
+    // SAFETY: `acc` is 16 readable bytes.
+    bswap128(unsafe { _mm_loadu_si128(acc.as_ptr().cast()) })
+}
+
+#[inline]
+#[target_feature(enable = "ssse3")]
+fn store_acc(acc: &mut Block, y: __m128i) {
+    // SAFETY: `acc` is 16 writable bytes.
+    unsafe { _mm_storeu_si128(acc.as_mut_ptr().cast(), bswap128(y)) }
+}
+
+/// GHASH of `data` (a non-zero multiple of 512 bytes) into `acc`.
+///
+/// # Safety
+/// The CPU must support every feature in [`VAES_AVX512_FEATURES`].
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,vpclmulqdq,pclmulqdq,ssse3")]
+unsafe fn ghash(w: &Wide, acc: &mut Block, data: &[u8]) {
+    debug_assert!(data.len().is_multiple_of(CHUNK));
+    let mut y = load_acc(acc);
+    for chunk in data.chunks_exact(CHUNK) {
+        // SAFETY: `chunk` is 512 readable bytes.
+        y = unsafe { ghash_chunk(w, y, chunk.as_ptr()) };
+    }
+    store_acc(acc, y);
+}
+
+/// Encryption of `buf` (a non-zero multiple of 512 bytes) in place from
+/// `counter`, the ciphertext absorbed into `acc`: the first chunk alone,
+/// then each chunk stitched with the GHASH of the one before, then the
+/// GHASH of the last.
+///
+/// # Safety
+/// The CPU must support every feature in [`VAES_AVX512_FEATURES`].
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,vaes,vpclmulqdq,pclmulqdq,aes,ssse3")]
+unsafe fn seal<const R: usize>(w: &Wide, counter: u128, acc: &mut Block, buf: &mut [u8]) {
+    debug_assert!(!buf.is_empty() && buf.len().is_multiple_of(CHUNK));
+    let chunks = buf.len() / CHUNK;
+    let p = buf.as_mut_ptr();
+    let mut y = load_acc(acc);
+    let mut c = counter_quad(counter);
+    let x = counters(w, &mut c);
+    // SAFETY: chunk 0 is in bounds.
+    unsafe { ctr_chunk::<R>(w, x, p) };
+    for i in 1..chunks {
+        let x = counters(w, &mut c);
+        // SAFETY: chunks `i - 1` and `i` are in bounds.
+        let here = unsafe { p.add(CHUNK * i) };
+        // Chunks `i - 1` (hashed) and `i` (encrypted) are in bounds.
+        stitched!(R, w, x, y, here.wrapping_sub(CHUNK), here);
+    }
+    // SAFETY: the last chunk is in bounds.
+    y = unsafe { ghash_chunk(w, y, p.add(CHUNK * (chunks - 1))) };
+    store_acc(acc, y);
+}
+
+/// Decryption of `buf` (a non-zero multiple of 512 bytes) in place from
+/// `counter`, the ciphertext absorbed into `acc`, each chunk's GHASH
+/// stitched into its own CTR rounds.
+///
+/// # Safety
+/// The CPU must support every feature in [`VAES_AVX512_FEATURES`].
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,vaes,vpclmulqdq,pclmulqdq,aes,ssse3")]
+unsafe fn open<const R: usize>(w: &Wide, counter: u128, acc: &mut Block, buf: &mut [u8]) {
+    debug_assert!(buf.len().is_multiple_of(CHUNK));
+    let chunks = buf.len() / CHUNK;
+    let p = buf.as_mut_ptr();
+    let mut y = load_acc(acc);
+    let mut c = counter_quad(counter);
+    for i in 0..chunks {
+        let x = counters(w, &mut c);
+        // SAFETY: chunk `i` is in bounds.
+        let here = unsafe { p.add(CHUNK * i) };
+        // Chunk `i` (hashed and decrypted) is in bounds.
+        stitched!(R, w, x, y, here, here);
+    }
+    store_acc(acc, y);
+}
