@@ -14,9 +14,11 @@
 //! key is made. Associated data of a chunk or more is hashed with the same
 //! wide multiply.
 //!
-//! What is left after the last whole chunk (under 512 bytes) runs on the
-//! `vaes-avx2` kernels of the key kept alongside (16-block ymm chunks, then
-//! `aesni`), so short messages cost what they cost there. The representation
+//! What is left after the last whole chunk (under 512 bytes) runs through
+//! one chunk of 4 registers (16 blocks) if it is 256 bytes or more, then
+//! on the `vaes-avx2` key kept alongside (which passes fewer than 16 blocks
+//! on to `aesni`): 4 zmm registers beat 8 ymm ones on one 256-byte chunk,
+//! 8 zmm registers beat 4 wherever there are two or more. The representation
 //! (byte-reversed blocks, key powers times `x^-1`) is the one of
 //! `aesni_clmul.rs`.
 //!
@@ -116,39 +118,83 @@ impl Key {
         self.narrow.ghash(acc, tail);
     }
 
+    /// Splits `len` bytes into whole chunks of 8 registers, then at most
+    /// one chunk of 4 registers (the rest, under 256 bytes, goes to the
+    /// `vaes-avx2` key, which passes it on to `aesni`).
+    fn split(len: usize) -> (usize, usize) {
+        let bulk = len / CHUNK * CHUNK;
+        let half = if len - bulk >= CHUNK / 2 {
+            CHUNK / 2
+        } else {
+            0
+        };
+        (bulk, half)
+    }
+
     pub(crate) fn encrypt(&self, counter: u128, acc: &mut Block, buf: &mut [u8]) {
-        let bulk = buf.len() / CHUNK * CHUNK;
-        let (head, tail) = buf.split_at_mut(bulk);
-        if !head.is_empty() {
-            // SAFETY: a `Key` exists only if the features were detected;
-            // `head` is a non-zero multiple of `CHUNK` bytes.
-            unsafe {
-                match self.rounds() {
-                    10 => seal::<10>(&self.w, counter, acc, head),
-                    12 => seal::<12>(&self.w, counter, acc, head),
-                    _ => seal::<14>(&self.w, counter, acc, head),
+        let (bulk, half) = Key::split(buf.len());
+        let (head, rest) = buf.split_at_mut(bulk);
+        let (mid, tail) = rest.split_at_mut(half);
+        let counter_mid = inc32(counter, (bulk / 16) as u32);
+        // SAFETY: a `Key` exists only if the features were detected; `head`
+        // is a multiple of 512 bytes and `mid` of 256, each run only when
+        // not empty.
+        unsafe {
+            match self.rounds() {
+                10 => {
+                    if bulk > 0 {
+                        seal::<10, REGS>(&self.w, counter, acc, head);
+                    }
+                    if half > 0 {
+                        seal::<10, { REGS / 2 }>(&self.w, counter_mid, acc, mid);
+                    }
+                }
+                12 => {
+                    if bulk > 0 {
+                        seal::<12, REGS>(&self.w, counter, acc, head);
+                    }
+                    if half > 0 {
+                        seal::<12, { REGS / 2 }>(&self.w, counter_mid, acc, mid);
+                    }
+                }
+                _ => {
+                    if bulk > 0 {
+                        seal::<14, REGS>(&self.w, counter, acc, head);
+                    }
+                    if half > 0 {
+                        seal::<14, { REGS / 2 }>(&self.w, counter_mid, acc, mid);
+                    }
                 }
             }
         }
         self.narrow
-            .encrypt(inc32(counter, (bulk / 16) as u32), acc, tail);
+            .encrypt(inc32(counter, ((bulk + half) / 16) as u32), acc, tail);
     }
 
     pub(crate) fn decrypt(&self, counter: u128, acc: &mut Block, buf: &mut [u8]) {
-        let bulk = buf.len() / CHUNK * CHUNK;
-        let (head, tail) = buf.split_at_mut(bulk);
-        if !head.is_empty() {
-            // SAFETY: as in `encrypt`.
-            unsafe {
-                match self.rounds() {
-                    10 => open::<10>(&self.w, counter, acc, head),
-                    12 => open::<12>(&self.w, counter, acc, head),
-                    _ => open::<14>(&self.w, counter, acc, head),
+        let (bulk, half) = Key::split(buf.len());
+        let (head, rest) = buf.split_at_mut(bulk);
+        let (mid, tail) = rest.split_at_mut(half);
+        let counter_mid = inc32(counter, (bulk / 16) as u32);
+        // SAFETY: as in `encrypt`.
+        unsafe {
+            match self.rounds() {
+                10 => {
+                    open::<10, REGS>(&self.w, counter, acc, head);
+                    open::<10, { REGS / 2 }>(&self.w, counter_mid, acc, mid);
+                }
+                12 => {
+                    open::<12, REGS>(&self.w, counter, acc, head);
+                    open::<12, { REGS / 2 }>(&self.w, counter_mid, acc, mid);
+                }
+                _ => {
+                    open::<14, REGS>(&self.w, counter, acc, head);
+                    open::<14, { REGS / 2 }>(&self.w, counter_mid, acc, mid);
                 }
             }
         }
         self.narrow
-            .decrypt(inc32(counter, (bulk / 16) as u32), acc, tail);
+            .decrypt(inc32(counter, ((bulk + half) / 16) as u32), acc, tail);
     }
 }
 
@@ -331,13 +377,13 @@ macro_rules! middle_rounds {
     };
 }
 
-/// The 8 registers of counter blocks from `c` (`[n, .., n + 3]`
-/// byte-reversed), whitened; advances `c` by 32 blocks.
+/// `N` registers of counter blocks from `c` (`[n, .., n + 3]`
+/// byte-reversed), whitened; advances `c` by `4 * N` blocks.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
-fn counters(w: &Wide, c: &mut __m512i) -> [__m512i; REGS] {
+fn counters<const N: usize>(w: &Wide, c: &mut __m512i) -> [__m512i; N] {
     let k0 = wide(&w.rk[0]);
-    let mut x = [_mm512_setzero_si512(); REGS];
+    let mut x = [_mm512_setzero_si512(); N];
     for b in x.iter_mut() {
         *b = _mm512_xor_si512(bswap(*c), k0);
         *c = add32(*c, LANES as i32);
@@ -345,43 +391,45 @@ fn counters(w: &Wide, c: &mut __m512i) -> [__m512i; REGS] {
     x
 }
 
-/// GHASH of the 32 blocks at `p` into `y`, one reduction.
+/// GHASH of the `4 * N` blocks at `p` into `y` (`N <= REGS`), one
+/// reduction: register `j` by the powers of `w.h[j + REGS - N]`.
 ///
 /// # Safety
-/// 512 bytes at `p` are readable.
+/// `64 * N` bytes at `p` are readable.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx2,vpclmulqdq,pclmulqdq")]
-unsafe fn ghash_chunk(w: &Wide, y: __m128i, p: *const u8) -> __m128i {
+unsafe fn ghash_chunk<const N: usize>(w: &Wide, y: __m128i, p: *const u8) -> __m128i {
     let mut acc = WideAcc::zero();
-    for j in 0..REGS {
-        // SAFETY: register `j < 8` of the chunk (caller).
+    for j in 0..N {
+        // SAFETY: register `j < N` of the chunk (caller).
         let mut g = bswap(unsafe { load_at(p, j) });
         if j == 0 {
             g = _mm512_xor_si512(g, lane0(y));
         }
-        acc.mul_add(w, g, j);
+        acc.mul_add(w, g, j + REGS - N);
     }
     acc.reduce()
 }
 
-/// One chunk: AES on the counters `$x` (whitened) with the GHASH of the 32
-/// blocks at `$g` into `$y` between the rounds, then the 32 blocks at `$p`
-/// XORed with the keystream. `$g` may equal `$p` (decryption hashes the
+/// One chunk of `$N` registers: AES on the counters `$x` (whitened) with
+/// the GHASH of the `4 * $N` blocks at `$g` into `$y` between the rounds
+/// (one register per round: `$N` is at most the rounds less one), then
+/// the blocks at `$p` XORed with the keystream. `$g` may equal `$p` (decryption hashes the
 /// chunk it decrypts: every register is loaded for the hash before it is
 /// overwritten). A macro, not a function: LLVM declines to inline a
 /// `#[target_feature]` function this large and would pass the 8 states
 /// through the stack.
 ///
-/// Safety contract of the expansion site: 512 bytes at `$g` are readable
-/// and 512 bytes at `$p` readable and writable.
+/// Safety contract of the expansion site: `64 * $N` bytes at `$g` are
+/// readable and `64 * $N` bytes at `$p` readable and writable.
 macro_rules! stitched {
-    ($R:ident, $w:expr, $x:expr, $y:expr, $g:expr, $p:expr) => {{
+    ($R:ident, $N:ident, $w:expr, $x:expr, $y:expr, $g:expr, $p:expr) => {{
         let (w, g, p): (&Wide, *const u8, *mut u8) = ($w, $g, $p);
-        let mut x: [__m512i; REGS] = $x;
+        let mut x: [__m512i; $N] = $x;
         let mut acc = WideAcc::zero();
         middle_rounds!($R, r => {
             let mut k = wide(&w.rk[r]);
-            if (2..=REGS + 1).contains(&r) {
+            if (2..=$N + 1).contains(&r) {
                 // SAFETY: an empty instruction sequence; it only tells LLVM
                 // that this round's key depends on the GHASH sums so far.
                 unsafe { tie(&mut k, &acc) };
@@ -389,20 +437,20 @@ macro_rules! stitched {
             for b in x.iter_mut() {
                 *b = _mm512_aesenc_epi128(*b, k);
             }
-            if r <= REGS {
+            if r <= $N {
                 let j = r - 1;
-                // SAFETY: register `j < 8` at `g` (expansion site).
+                // SAFETY: register `j < N` at `g` (expansion site).
                 let mut h = bswap(unsafe { load_at(g, j) });
                 if j == 0 {
                     h = _mm512_xor_si512(h, lane0($y));
                 }
-                acc.mul_add(w, h, j);
+                acc.mul_add(w, h, j + REGS - $N);
             }
         });
         $y = acc.reduce();
         let k = wide(&w.rk[$R]);
         for (j, b) in x.iter().enumerate() {
-            // SAFETY: register `j < 8` at `p` (expansion site); loaded before stored.
+            // SAFETY: register `j < N` at `p` (expansion site); loaded before stored.
             unsafe {
                 let d = load_at(p, j);
                 store_at(p, j, _mm512_aesenclast_epi128(*b, _mm512_xor_si512(k, d)));
@@ -411,13 +459,13 @@ macro_rules! stitched {
     }};
 }
 
-/// CTR only, on the chunk at `p`.
+/// CTR only, on the chunk of `N` registers at `p`.
 ///
 /// # Safety
-/// 512 bytes at `p` are readable and writable.
+/// `64 * N` bytes at `p` are readable and writable.
 #[inline]
 #[target_feature(enable = "avx512f,vaes")]
-unsafe fn ctr_chunk<const R: usize>(w: &Wide, mut x: [__m512i; REGS], p: *mut u8) {
+unsafe fn ctr_chunk<const R: usize, const N: usize>(w: &Wide, mut x: [__m512i; N], p: *mut u8) {
     middle_rounds!(R, r => {
         let k = wide(&w.rk[r]);
         for b in x.iter_mut() {
@@ -426,7 +474,7 @@ unsafe fn ctr_chunk<const R: usize>(w: &Wide, mut x: [__m512i; REGS], p: *mut u8
     });
     let k = wide(&w.rk[R]);
     for (j, b) in x.iter().enumerate() {
-        // SAFETY: register `j < 8` at `p` (caller); loaded before stored.
+        // SAFETY: register `j < N` at `p` (caller); loaded before stored.
         unsafe {
             let d = load_at(p, j);
             store_at(p, j, _mm512_aesenclast_epi128(*b, _mm512_xor_si512(k, d)));
@@ -471,59 +519,71 @@ unsafe fn ghash(w: &Wide, acc: &mut Block, data: &[u8]) {
     let mut y = load_acc(acc);
     for chunk in data.chunks_exact(CHUNK) {
         // SAFETY: `chunk` is 512 readable bytes.
-        y = unsafe { ghash_chunk(w, y, chunk.as_ptr()) };
+        y = unsafe { ghash_chunk::<REGS>(w, y, chunk.as_ptr()) };
     }
     store_acc(acc, y);
 }
 
-/// Encryption of `buf` (a non-zero multiple of 512 bytes) in place from
-/// `counter`, the ciphertext absorbed into `acc`: the first chunk alone,
-/// then each chunk stitched with the GHASH of the one before, then the
-/// GHASH of the last.
+/// Encryption of `buf` (a non-zero multiple of `64 * N` bytes, chunks of
+/// `N` registers) in place from `counter`, the ciphertext absorbed into
+/// `acc`: the first chunk alone, then each chunk stitched with the GHASH of
+/// the one before, then the GHASH of the last.
 ///
 /// # Safety
 /// The CPU must support every feature in [`VAES_AVX512_FEATURES`].
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,vaes,vpclmulqdq,pclmulqdq,aes,ssse3")]
-unsafe fn seal<const R: usize>(w: &Wide, counter: u128, acc: &mut Block, buf: &mut [u8]) {
-    debug_assert!(!buf.is_empty() && buf.len().is_multiple_of(CHUNK));
-    let chunks = buf.len() / CHUNK;
+unsafe fn seal<const R: usize, const N: usize>(
+    w: &Wide,
+    counter: u128,
+    acc: &mut Block,
+    buf: &mut [u8],
+) {
+    let chunk = 64 * N;
+    debug_assert!(!buf.is_empty() && buf.len().is_multiple_of(chunk));
+    let chunks = buf.len() / chunk;
     let p = buf.as_mut_ptr();
     let mut y = load_acc(acc);
     let mut c = counter_quad(counter);
-    let x = counters(w, &mut c);
+    let x = counters::<N>(w, &mut c);
     // SAFETY: chunk 0 is in bounds.
-    unsafe { ctr_chunk::<R>(w, x, p) };
+    unsafe { ctr_chunk::<R, N>(w, x, p) };
     for i in 1..chunks {
-        let x = counters(w, &mut c);
+        let x = counters::<N>(w, &mut c);
         // SAFETY: chunks `i - 1` and `i` are in bounds.
-        let here = unsafe { p.add(CHUNK * i) };
+        let here = unsafe { p.add(chunk * i) };
         // Chunks `i - 1` (hashed) and `i` (encrypted) are in bounds.
-        stitched!(R, w, x, y, here.wrapping_sub(CHUNK), here);
+        stitched!(R, N, w, x, y, here.wrapping_sub(chunk), here);
     }
     // SAFETY: the last chunk is in bounds.
-    y = unsafe { ghash_chunk(w, y, p.add(CHUNK * (chunks - 1))) };
+    y = unsafe { ghash_chunk::<N>(w, y, p.add(chunk * (chunks - 1))) };
     store_acc(acc, y);
 }
 
-/// Decryption of `buf` (a non-zero multiple of 512 bytes) in place from
-/// `counter`, the ciphertext absorbed into `acc`, each chunk's GHASH
-/// stitched into its own CTR rounds.
+/// Decryption of `buf` (a non-zero multiple of `64 * N` bytes, chunks of
+/// `N` registers) in place from `counter`, the ciphertext absorbed into
+/// `acc`, each chunk's GHASH stitched into its own CTR rounds.
 ///
 /// # Safety
 /// The CPU must support every feature in [`VAES_AVX512_FEATURES`].
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,vaes,vpclmulqdq,pclmulqdq,aes,ssse3")]
-unsafe fn open<const R: usize>(w: &Wide, counter: u128, acc: &mut Block, buf: &mut [u8]) {
-    debug_assert!(buf.len().is_multiple_of(CHUNK));
-    let chunks = buf.len() / CHUNK;
+unsafe fn open<const R: usize, const N: usize>(
+    w: &Wide,
+    counter: u128,
+    acc: &mut Block,
+    buf: &mut [u8],
+) {
+    let chunk = 64 * N;
+    debug_assert!(buf.len().is_multiple_of(chunk));
+    let chunks = buf.len() / chunk;
     let p = buf.as_mut_ptr();
     let mut y = load_acc(acc);
     let mut c = counter_quad(counter);
     for i in 0..chunks {
-        let x = counters(w, &mut c);
+        let x = counters::<N>(w, &mut c);
         // SAFETY: chunk `i` is in bounds.
-        let here = unsafe { p.add(CHUNK * i) };
+        let here = unsafe { p.add(chunk * i) };
         // Chunk `i` (hashed and decrypted) is in bounds.
-        stitched!(R, w, x, y, here, here);
+        stitched!(R, N, w, x, y, here, here);
     }
     store_acc(acc, y);
 }
