@@ -157,21 +157,27 @@ impl Key {
         let (head, rest) = buf.split_at_mut(bulk);
         let (mid, tail) = rest.split_at_mut(half);
         let counter_mid = inc32(counter, (bulk / 16) as u32);
-        // SAFETY: as in `encrypt`.
-        unsafe {
-            match self.rounds() {
-                10 => {
-                    open::<10, REGS>(&self.w, counter, acc, head);
-                    open::<10, { REGS / 2 }>(&self.w, counter_mid, acc, mid);
+        let run =
+            |f: unsafe fn(&Wide, u128, &mut Block, &mut [u8]), c, acc: &mut Block, b: &mut [u8]| {
+                if !b.is_empty() {
+                    // SAFETY: a `Key` exists only if the features were detected;
+                    // `head` is a multiple of 512 bytes (8 registers), `mid` of
+                    // 256 (4 registers), as `f` requires.
+                    unsafe { f(&self.w, c, acc, b) };
                 }
-                12 => {
-                    open::<12, REGS>(&self.w, counter, acc, head);
-                    open::<12, { REGS / 2 }>(&self.w, counter_mid, acc, mid);
-                }
-                _ => {
-                    open::<14, REGS>(&self.w, counter, acc, head);
-                    open::<14, { REGS / 2 }>(&self.w, counter_mid, acc, mid);
-                }
+            };
+        match self.rounds() {
+            10 => {
+                run(open::<10, REGS>, counter, acc, head);
+                run(open::<10, { REGS / 2 }>, counter_mid, acc, mid);
+            }
+            12 => {
+                run(open::<12, REGS>, counter, acc, head);
+                run(open::<12, { REGS / 2 }>, counter_mid, acc, mid);
+            }
+            _ => {
+                run(open::<14, REGS>, counter, acc, head);
+                run(open::<14, { REGS / 2 }>, counter_mid, acc, mid);
             }
         }
         self.narrow
