@@ -489,13 +489,25 @@ fn tail_mask(blocks: usize) -> __mmask64 {
     (1u64 << (16 * blocks)) - 1
 }
 
-/// Runs a kernel over `blocks` blocks: `$chunk!(N, offset)` for N = 8
-/// while 32 blocks remain, then at most one each of N = 4, 2, 1, then
-/// `$masked!(offset, left)` for a last 1-3 blocks. Offsets are in bytes.
+/// Runs a kernel over `blocks` blocks: `$chunk!(N, offset)` for N = 16
+/// while 64 blocks remain (only if `$wide`), for N = 8 while 32 remain,
+/// then at most one each of N = 4, 2, 1, then `$masked!(offset, left)` for
+/// a last 1-3 blocks. Offsets are in bytes.
+///
+/// Sixteen registers in flight (64 blocks) measured ~8% faster than eight
+/// for ECB and CBC decryption on Zen 5 (the eight-register loop leaves
+/// `vaesenc` issue slots empty); CTR, which also holds the data and
+/// counter registers, spills at sixteen and stays at eight.
 macro_rules! ladder {
-    ($blocks:expr, $chunk:ident, $masked:ident) => {{
+    ($wide:expr, $blocks:expr, $chunk:ident, $masked:ident) => {{
         let blocks: usize = $blocks;
         let mut i = 0;
+        if $wide {
+            while blocks - i >= 64 {
+                $chunk!(16, 16 * i);
+                i += 64;
+            }
+        }
         while blocks - i >= 32 {
             $chunk!(8, 16 * i);
             i += 32;
@@ -549,7 +561,7 @@ fn ecb<const R: usize, const DEC: bool>(keys: &ZmmKeys, mut io: InOut<'_>) {
             }
         }};
     }
-    ladder!(io.len() / 16, chunk, masked);
+    ladder!(true, io.len() / 16, chunk, masked);
 }
 
 /// CBC decryption (decryption keys): P_i = D(C_i) ^ C_{i-1}, with C_{-1} =
@@ -608,7 +620,7 @@ fn cbc_dec<const R: usize>(keys: &ZmmKeys, chain: &mut Block, mut io: InOut<'_>)
             }
         }};
     }
-    ladder!(io.len() / 16, chunk, masked);
+    ladder!(true, io.len() / 16, chunk, masked);
     // SAFETY: `chain` is 16 writable bytes.
     unsafe { _mm_storeu_si128(chain.as_mut_ptr().cast(), lane(last, 3)) };
 }
@@ -694,7 +706,7 @@ fn ctr<const R: usize, const LOW32: bool>(keys: &ZmmKeys, counter: &Block, mut i
             }
         }};
     }
-    ladder!(io.len() / 16, chunk, masked);
+    ladder!(false, io.len() / 16, chunk, masked);
 }
 
 /// Calls `$f::<R, ..>(args)` with `R` the key's round count, inside an unsafe
