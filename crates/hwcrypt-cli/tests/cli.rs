@@ -60,7 +60,7 @@ fn cpu_json_has_the_documented_shape() {
         .collect();
     assert_eq!(
         names,
-        ["vaes-avx2", "aesni", "soft"],
+        ["vaes-avx512", "vaes-avx2", "aesni", "soft"],
         "highest priority first"
     );
     let selected: Vec<_> = backends

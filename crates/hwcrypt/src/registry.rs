@@ -150,6 +150,15 @@ pub const GCM_VAES_AVX2_FEATURES: &[Feature] = &[
 /// The registry, highest priority first within each algorithm (a test checks
 /// the order, so lookups need no sorting).
 static TABLE: &[Implementation] = &[
+    // vaes-avx512: zmm ECB, CTR and CBC decryption; the serial modes run
+    // on the vaes-avx2/AES-NI kernels it keeps alongside.
+    #[cfg(target_arch = "x86_64")]
+    row(
+        Algorithm::Aes,
+        Backend::VaesAvx512,
+        400,
+        VAES_AVX512_FEATURES,
+    ),
     #[cfg(target_arch = "x86_64")]
     row(Algorithm::Aes, Backend::VaesAvx2, 300, VAES_AVX2_FEATURES),
     #[cfg(target_arch = "x86_64")]
@@ -189,8 +198,7 @@ static TABLE: &[Implementation] = &[
     row(Algorithm::ChaCha20Poly1305, Backend::Soft, 100, &[]),
     // XTS runs on the AES keys of the same backend (tweaks by shifts, no
     // carry-less multiply), so it needs exactly what that backend needs;
-    // vaes-avx512 is registered for XTS only (its other kernels are
-    // vaes-avx2's) and advances zmm tweaks with vpclmulqdq.
+    // vaes-avx512 advances zmm tweaks with vpclmulqdq.
     #[cfg(target_arch = "x86_64")]
     row(
         Algorithm::AesXts,
@@ -289,12 +297,14 @@ mod tests {
     #[test]
     fn priorities_pick_the_widest_runnable() {
         let all = Features::of(&Feature::ALL);
-        assert_eq!(select(Algorithm::Aes, all), Backend::VaesAvx2);
+        assert_eq!(select(Algorithm::Aes, all), Backend::VaesAvx512);
+        let avx2_only = Features::of(VAES_AVX2_FEATURES);
+        assert_eq!(select(Algorithm::Aes, avx2_only), Backend::VaesAvx2);
         let no_vaes = Features::of(&[Feature::Aes, Feature::Ssse3, Feature::Avx, Feature::Avx2]);
         assert_eq!(select(Algorithm::Aes, no_vaes), Backend::AesNi);
         let err = check_with(Algorithm::Aes, Backend::VaesAvx2, no_vaes).unwrap_err();
         assert!(err.to_string().contains("vaes"), "{err}");
-        assert!(check_with(Algorithm::Aes, Backend::VaesAvx512, all).is_err());
+        assert!(check_with(Algorithm::Aes, Backend::Avx512, all).is_err());
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -306,8 +316,9 @@ mod tests {
         assert_eq!(select(Algorithm::AesXts, avx2_only), Backend::VaesAvx2);
         let err = check_with(Algorithm::AesXts, Backend::VaesAvx512, avx2_only).unwrap_err();
         assert!(err.to_string().contains("avx512f"), "{err}");
-        // Registered for XTS only: the other AES modes stay on vaes-avx2.
-        assert_eq!(select(Algorithm::Aes, all), Backend::VaesAvx2);
+        // The other AES modes follow the same order.
+        assert_eq!(select(Algorithm::Aes, all), Backend::VaesAvx512);
+        assert_eq!(select(Algorithm::Aes, avx2_only), Backend::VaesAvx2);
     }
 
     #[cfg(target_arch = "x86_64")]

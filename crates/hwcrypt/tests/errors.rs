@@ -420,28 +420,29 @@ fn backend_unavailable_names_the_missing_features() {
 
 #[test]
 fn unregistered_backend_is_an_error_not_a_panic() {
+    // `avx512` is a ChaCha20 backend, never registered for `aes`.
     let all = Features::of(&Feature::ALL);
-    let e = registry::check_with(Algorithm::Aes, Backend::VaesAvx512, all).unwrap_err();
+    let e = registry::check_with(Algorithm::Aes, Backend::Avx512, all).unwrap_err();
     assert!(
         matches!(
             &e,
             Error::BackendNotImplemented {
-                backend: "vaes-avx512",
+                backend: "avx512",
                 algorithm: "aes",
             }
         ),
         "{e:?}"
     );
     assert_one_line(&e);
-    assert!(registry::check(Algorithm::Aes, Backend::VaesAvx512).is_err());
-    assert!(!registry::runnable(Algorithm::Aes, all).contains(&Backend::VaesAvx512));
+    assert!(registry::check(Algorithm::Aes, Backend::Avx512).is_err());
+    assert!(!registry::runnable(Algorithm::Aes, all).contains(&Backend::Avx512));
     for key_len in [16, 24, 32] {
-        let e = Aes::with_backend(&vec![3; key_len], Backend::VaesAvx512).unwrap_err();
+        let e = Aes::with_backend(&vec![3; key_len], Backend::Avx512).unwrap_err();
         assert!(
             matches!(
                 &e,
                 Error::BackendNotImplemented {
-                    backend: "vaes-avx512",
+                    backend: "avx512",
                     ..
                 }
             ),
@@ -944,5 +945,22 @@ fn helper_xts_cpu_mask_no_avx512f() {
         assert_eq!(gcm, Backend::VaesAvx2);
     }
     assert!(hwcrypt::gcm::AesGcm::with_backend(&[0; 16], Backend::VaesAvx512).is_err());
+    // The other AES modes fall back the same way.
+    let default = registry::default_backend(Algorithm::Aes).unwrap();
+    assert_ne!(default, Backend::VaesAvx512);
+    assert_eq!(default, registry::select(Algorithm::Aes, features));
+    if features.contains(Features::of(registry::VAES_AVX2_FEATURES)) {
+        assert_eq!(default, Backend::VaesAvx2);
+    }
+    assert_eq!(Aes::new(&key[..32]).unwrap().backend(), default);
+    let e = Aes::with_backend(&key[..16], Backend::VaesAvx512).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            Error::BackendUnavailable { backend: "vaes-avx512", missing, .. }
+                if missing.contains("avx512f")
+        ),
+        "{e:?}"
+    );
     println!("HELPER CHECKED helper_xts_cpu_mask_no_avx512f");
 }

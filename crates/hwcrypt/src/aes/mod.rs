@@ -205,8 +205,8 @@ enum Inner {
     AesNi(aesni::Key),
     #[cfg(target_arch = "x86_64")]
     VaesAvx2(vaes_avx2::Key),
-    /// XTS only (registered for `aes-xts`, not `aes`); its other kernels
-    /// are `vaes-avx2`'s.
+    /// zmm ECB, CTR, CBC decryption and XTS; the serial kernels are
+    /// `vaes-avx2`'s.
     #[cfg(target_arch = "x86_64")]
     VaesAvx512(vaes_avx512::Key),
 }
@@ -236,8 +236,7 @@ impl Aes {
     }
 
     /// The data and tweak keys of an XTS key on `backend`, which
-    /// [`crate::modes::Xts`] checked against the `aes-xts` registry rows
-    /// (`vaes-avx512` is registered for XTS only, not for `aes`).
+    /// [`crate::modes::Xts`] checked against the `aes-xts` registry rows.
     pub(crate) fn for_xts(key: &[u8], backend: Backend) -> Result<Aes> {
         let size = KeySize::from_key_len(key.len())?;
         Aes::build(key, size, backend)
