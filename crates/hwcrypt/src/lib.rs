@@ -2,7 +2,7 @@
 //! hardware of the CPU it runs on.
 //!
 //! Every algorithm has several backends (portable constant-time software,
-//! AES-NI, VAES+AVX2), registered with priorities in [`registry`]; the best
+//! AES-NI, VAES+AVX2, VAES+AVX-512), registered with priorities in [`registry`]; the best
 //! one the CPU can run is chosen once, when a key is made. The environment
 //! variable `HWCRYPT_CPU` can switch CPU features off (see [`cpu`]) so every
 //! backend can be tested and measured on one machine.
