@@ -6,6 +6,7 @@ pub mod speed;
 
 use hwcrypt::aes::Aes;
 use hwcrypt::modes::{Cbc, Cfb8, Cfb128, Ctr, Ecb, Ofb};
+use std::time::{Duration, Instant};
 
 /// The AES modes the benchmarks know, by the names they print.
 pub const AES_MODES: [&str; 9] = [
@@ -44,4 +45,43 @@ pub fn aes_message(mode: &str, aes: &Aes, buf: &mut [u8]) -> bool {
         _ => return false,
     }
     true
+}
+
+/// This thread's on-CPU time in seconds (Linux `schedstat`), if known.
+fn cpu_seconds() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    Some(text.split_whitespace().next()?.parse::<u64>().ok()? as f64 / 1e9)
+}
+
+/// The timing loop of the single-cell probes in `src/bin/`: `reps` runs of
+/// `window` each, calling `batch` (which processes `batch_bytes` bytes)
+/// until the window is over. Returns (median, min, max) GB/s (1e9 B/s). A
+/// run during which the thread was preempted (on-CPU time under 90% of wall
+/// time) is timed by its on-CPU time instead: the machine is a shared VM.
+pub fn probe_gbps(
+    reps: usize,
+    window: Duration,
+    batch_bytes: u64,
+    mut batch: impl FnMut(),
+) -> (f64, f64, f64) {
+    let mut samples = Vec::with_capacity(reps);
+    for _ in 0..reps.max(1) {
+        let (cpu0, start, mut bytes) = (cpu_seconds(), Instant::now(), 0u64);
+        while start.elapsed() < window {
+            batch();
+            bytes += batch_bytes;
+        }
+        let wall = start.elapsed().as_secs_f64();
+        let secs = match (cpu0, cpu_seconds()) {
+            (Some(a), Some(b)) if b - a < 0.9 * wall => b - a,
+            _ => wall,
+        };
+        samples.push(bytes as f64 / secs / 1e9);
+    }
+    samples.sort_by(f64::total_cmp);
+    (
+        samples[samples.len() / 2],
+        samples[0],
+        samples[samples.len() - 1],
+    )
 }

@@ -15,14 +15,9 @@
 use hwcrypt::Backend;
 use hwcrypt::aead::Aead;
 use hwcrypt::chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
+use hwcrypt_bench::probe_gbps;
 use std::hint::black_box;
-use std::time::{Duration, Instant};
-
-/// This thread's on-CPU time in seconds (Linux `schedstat`), if known.
-fn cpu_seconds() -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    Some(text.split_whitespace().next()?.parse::<u64>().ok()? as f64 / 1e9)
-}
+use std::time::Duration;
 
 /// One message operation: seal or open `buf` in place, nonce from `counter`.
 type Op<'a> = Box<dyn FnMut(&mut [u8], u64) + 'a>;
@@ -144,31 +139,16 @@ fn main() {
         }
     }
     let op = if open { &mut open_op } else { &mut seal_op };
-    let mut samples = Vec::new();
     let mut counter = 0u64;
-    for _ in 0..reps {
-        let (cpu0, start, mut bytes) = (cpu_seconds(), Instant::now(), 0u64);
-        while start.elapsed() < window {
-            for _ in 0..64 {
-                counter += 1;
-                op(&mut buf, counter);
-            }
-            bytes += 64 * size as u64;
+    let (med, lo, hi) = probe_gbps(reps, window, 64 * size as u64, || {
+        for _ in 0..64 {
+            counter += 1;
+            op(&mut buf, counter);
         }
-        let wall = start.elapsed().as_secs_f64();
-        let secs = match (cpu0, cpu_seconds()) {
-            (Some(a), Some(b)) if b - a < 0.9 * wall => b - a,
-            _ => wall,
-        };
-        samples.push(bytes as f64 / secs / 1e9);
-    }
-    samples.sort_by(f64::total_cmp);
+    });
     let what = if open { "open" } else { "seal" };
     println!(
-        "{alg} {what} {} {size} B: {:.3} GB/s (min {:.3}, max {:.3})",
-        args[1],
-        samples[reps / 2],
-        samples[0],
-        samples[reps - 1]
+        "{alg} {what} {} {size} B: {med:.3} GB/s (min {lo:.3}, max {hi:.3})",
+        args[1]
     );
 }

@@ -13,14 +13,9 @@
 use hwcrypt::Backend;
 use hwcrypt::aead::Aead;
 use hwcrypt::gcm::AesGcm;
+use hwcrypt_bench::probe_gbps;
 use std::hint::black_box;
-use std::time::{Duration, Instant};
-
-/// This thread's on-CPU time in seconds (Linux `schedstat`), if known.
-fn cpu_seconds() -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    Some(text.split_whitespace().next()?.parse::<u64>().ok()? as f64 / 1e9)
-}
+use std::time::Duration;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -40,42 +35,25 @@ fn main() {
     let mut nonce = [0u8; 12];
     let tag = gcm.seal_in_place_detached(&nonce, &[], &mut buf).unwrap();
     let sealed = buf.clone();
-    let mut samples = Vec::new();
     let mut counter = 0u64;
-    for _ in 0..reps {
-        let (cpu0, start, mut bytes) = (cpu_seconds(), Instant::now(), 0u64);
-        while start.elapsed() < window {
-            for _ in 0..64 {
-                if open {
-                    // A valid message each time: the ciphertext is copied in
-                    // first (a failed open would time the wipe instead).
-                    buf.copy_from_slice(&sealed);
-                    gcm.open_in_place_detached(&nonce, &[], black_box(&mut buf), &tag)
-                        .unwrap();
-                } else {
-                    counter += 1;
-                    nonce[4..].copy_from_slice(&counter.to_be_bytes());
-                    black_box(
-                        gcm.seal_in_place_detached(&nonce, &[], black_box(&mut buf))
-                            .unwrap(),
-                    );
-                }
+    let (med, lo, hi) = probe_gbps(reps, window, 64 * size as u64, || {
+        for _ in 0..64 {
+            if open {
+                // A valid message each time: the ciphertext is copied in
+                // first (a failed open would time the wipe instead).
+                buf.copy_from_slice(&sealed);
+                gcm.open_in_place_detached(&nonce, &[], black_box(&mut buf), &tag)
+                    .unwrap();
+            } else {
+                counter += 1;
+                nonce[4..].copy_from_slice(&counter.to_be_bytes());
+                black_box(
+                    gcm.seal_in_place_detached(&nonce, &[], black_box(&mut buf))
+                        .unwrap(),
+                );
             }
-            bytes += 64 * size as u64;
         }
-        let wall = start.elapsed().as_secs_f64();
-        let secs = match (cpu0, cpu_seconds()) {
-            (Some(a), Some(b)) if b - a < 0.9 * wall => b - a,
-            _ => wall,
-        };
-        samples.push(bytes as f64 / secs / 1e9);
-    }
-    samples.sort_by(f64::total_cmp);
+    });
     let op = if open { "open" } else { "seal" };
-    println!(
-        "aes-{bits}-gcm {op} {backend} {size} B: {:.3} GB/s (min {:.3}, max {:.3})",
-        samples[reps / 2],
-        samples[0],
-        samples[reps - 1]
-    );
+    println!("aes-{bits}-gcm {op} {backend} {size} B: {med:.3} GB/s (min {lo:.3}, max {hi:.3})");
 }

@@ -18,14 +18,9 @@
 
 use hwcrypt::Backend;
 use hwcrypt::modes::Xts;
+use hwcrypt_bench::probe_gbps;
 use std::hint::black_box;
-use std::time::{Duration, Instant};
-
-/// This thread's on-CPU time in seconds (Linux `schedstat`), if known.
-fn cpu_seconds() -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    Some(text.split_whitespace().next()?.parse::<u64>().ok()? as f64 / 1e9)
-}
+use std::time::Duration;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -57,33 +52,20 @@ fn main() {
         size
     };
     let mut buf = vec![0u8; len];
-    let mut samples = Vec::new();
-    for _ in 0..reps {
-        let (cpu0, start, mut bytes) = (cpu_seconds(), Instant::now(), 0u64);
-        while start.elapsed() < window {
-            for _ in 0..64 {
-                let b = black_box(&mut buf[..]);
-                match shape {
-                    "unit" => xts.encrypt(&tweak, b),
-                    "unit-dec" => xts.decrypt(&tweak, b),
-                    "bulk" => xts.encrypt_units(size, 7, b),
-                    _ => {
-                        eprintln!("unknown shape {shape}");
-                        std::process::exit(2);
-                    }
+    let (med, lo, hi) = probe_gbps(reps, window, 64 * len as u64, || {
+        for _ in 0..64 {
+            let b = black_box(&mut buf[..]);
+            match shape {
+                "unit" => xts.encrypt(&tweak, b),
+                "unit-dec" => xts.decrypt(&tweak, b),
+                "bulk" => xts.encrypt_units(size, 7, b),
+                _ => {
+                    eprintln!("unknown shape {shape}");
+                    std::process::exit(2);
                 }
-                .expect("valid sizes");
             }
-            bytes += 64 * len as u64;
+            .expect("valid sizes");
         }
-        let wall = start.elapsed().as_secs_f64();
-        let secs = match (cpu0, cpu_seconds()) {
-            (Some(a), Some(b)) if b - a < 0.9 * wall => b - a,
-            _ => wall,
-        };
-        samples.push(bytes as f64 / secs / 1e9);
-    }
-    samples.sort_by(f64::total_cmp);
-    let (med, lo, hi) = (samples[reps / 2], samples[0], samples[reps - 1]);
+    });
     println!("aes-{bits}-xts {shape} {backend} {size} B: {med:.3} GB/s (min {lo:.3}, max {hi:.3})");
 }
