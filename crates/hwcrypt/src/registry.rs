@@ -23,15 +23,19 @@ pub enum Algorithm {
     ChaCha20Poly1305,
     /// AES-128/256-XTS (IEEE 1619, NIST SP 800-38E), and AES-192-XTS.
     AesXts,
+    /// Known-plaintext AES key search (`hwcrypt crack`): batched key
+    /// schedules and one-block filters for many candidate keys at once.
+    AesKeySearch,
 }
 
 impl Algorithm {
     /// Every algorithm, in display order.
-    pub const ALL: [Algorithm; 4] = [
+    pub const ALL: [Algorithm; 5] = [
         Algorithm::Aes,
         Algorithm::AesGcm,
         Algorithm::ChaCha20Poly1305,
         Algorithm::AesXts,
+        Algorithm::AesKeySearch,
     ];
 
     /// Stable name.
@@ -41,6 +45,7 @@ impl Algorithm {
             Algorithm::AesGcm => "aes-gcm",
             Algorithm::ChaCha20Poly1305 => "chacha20-poly1305",
             Algorithm::AesXts => "aes-xts",
+            Algorithm::AesKeySearch => "aes-key-search",
         }
     }
 
@@ -51,6 +56,7 @@ impl Algorithm {
             Algorithm::AesGcm => "AES-128/192/256-GCM",
             Algorithm::ChaCha20Poly1305 => "ChaCha20-Poly1305 and XChaCha20-Poly1305",
             Algorithm::AesXts => "AES-128/192/256-XTS with ciphertext stealing",
+            Algorithm::AesKeySearch => "AES key search (hwcrypt crack): batched key schedules",
         }
     }
 }
@@ -216,6 +222,25 @@ static TABLE: &[Implementation] = &[
     #[cfg(target_arch = "x86_64")]
     row(Algorithm::AesXts, Backend::AesNi, 200, AESNI_FEATURES),
     row(Algorithm::AesXts, Backend::Soft, 100, &[]),
+    // Key search expands the schedules of 4 (zmm), 2 (ymm) or 1 (xmm)
+    // candidate keys per register; soft runs one key at a time.
+    #[cfg(target_arch = "x86_64")]
+    row(
+        Algorithm::AesKeySearch,
+        Backend::VaesAvx512,
+        400,
+        VAES_AVX512_FEATURES,
+    ),
+    #[cfg(target_arch = "x86_64")]
+    row(
+        Algorithm::AesKeySearch,
+        Backend::VaesAvx2,
+        300,
+        VAES_AVX2_FEATURES,
+    ),
+    #[cfg(target_arch = "x86_64")]
+    row(Algorithm::AesKeySearch, Backend::AesNi, 200, AESNI_FEATURES),
+    row(Algorithm::AesKeySearch, Backend::Soft, 100, &[]),
 ];
 
 /// Every registered implementation of `algorithm`, highest priority first.

@@ -13,6 +13,7 @@ use hwcrypt::crack::{
     SearchOptions,
 };
 use hwcrypt::modes::{Cbc, Ctr, Ecb};
+use hwcrypt::registry::{self, Algorithm};
 use hwcrypt::{Backend, Error};
 use libtest_mimic::{Arguments, Failed, Trial};
 use rand::rngs::StdRng;
@@ -401,7 +402,7 @@ fn main() {
     let runnable = crack::runnable_backends();
     let mut preamble = vec![common::cpu_line()];
     let mut backends = Vec::new();
-    for b in crack::BACKENDS {
+    for b in registry::implementations(Algorithm::AesKeySearch).map(|r| r.backend) {
         if runnable.contains(&b) {
             backends.push((b, true));
         } else {

@@ -46,6 +46,7 @@ pub use predicate::{Challenge, MAX_FILTER_BLOCKS, Mode, Padding, Predicate};
 use crate::aes::Aes;
 use crate::backend::Backend;
 use crate::error::{Error, Result};
+use crate::registry::{self, Algorithm};
 use kernel::{KeyBatch, MAX_BATCH};
 use keyspace::Odometer;
 use predicate::Plan;
@@ -53,14 +54,6 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
-
-/// The batch-filter backends, best first.
-pub const BACKENDS: [Backend; 4] = [
-    Backend::VaesAvx512,
-    Backend::VaesAvx2,
-    Backend::AesNi,
-    Backend::Soft,
-];
 
 /// A batch filter bound to one backend (the CPU features were checked when
 /// it was made).
@@ -76,31 +69,26 @@ enum Kernel {
 }
 
 impl Kernel {
+    /// The kernel of `backend`, if the registry has it for
+    /// [`Algorithm::AesKeySearch`] and this (masked) CPU can run it.
     fn new(backend: Backend) -> Result<Kernel> {
-        let unavailable = |missing: &str| Error::BackendUnavailable {
-            algorithm: "aes key search",
-            backend: backend.name(),
-            missing: missing.to_string(),
+        registry::check(Algorithm::AesKeySearch, backend)?;
+        // The registry rows require what each kernel's constructor checks,
+        // so after `check` these succeed; `check` gives the error otherwise.
+        let detected = match backend {
+            #[cfg(target_arch = "x86_64")]
+            Backend::AesNi => batch_aesni::Kernel::new().map(Kernel::AesNi),
+            #[cfg(target_arch = "x86_64")]
+            Backend::VaesAvx2 => batch_vaes_avx2::Kernel::new().map(Kernel::VaesAvx2),
+            #[cfg(target_arch = "x86_64")]
+            Backend::VaesAvx512 => batch_vaes_avx512::Kernel::new().map(Kernel::VaesAvx512),
+            _ => Some(Kernel::Soft),
         };
-        match backend {
-            Backend::Soft => Ok(Kernel::Soft),
-            #[cfg(target_arch = "x86_64")]
-            Backend::AesNi => batch_aesni::Kernel::new()
-                .map(Kernel::AesNi)
-                .ok_or_else(|| unavailable(&missing(crate::registry::AESNI_FEATURES))),
-            #[cfg(target_arch = "x86_64")]
-            Backend::VaesAvx2 => batch_vaes_avx2::Kernel::new()
-                .map(Kernel::VaesAvx2)
-                .ok_or_else(|| unavailable(&missing(crate::registry::VAES_AVX2_FEATURES))),
-            #[cfg(target_arch = "x86_64")]
-            Backend::VaesAvx512 => batch_vaes_avx512::Kernel::new()
-                .map(Kernel::VaesAvx512)
-                .ok_or_else(|| unavailable(&missing(crate::registry::VAES_AVX512_FEATURES))),
-            _ => Err(Error::BackendNotImplemented {
-                algorithm: "aes key search",
-                backend: backend.name(),
-            }),
-        }
+        detected.ok_or(Error::BackendUnavailable {
+            algorithm: Algorithm::AesKeySearch.name(),
+            backend: backend.name(),
+            missing: String::new(),
+        })
     }
 
     fn backend(self) -> Backend {
@@ -148,14 +136,6 @@ impl Kernel {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-fn missing(required: &[crate::cpu::Feature]) -> String {
-    match crate::cpu::features() {
-        Ok(f) => f.missing(crate::cpu::Features::of(required)).to_string(),
-        Err(e) => e.to_string(),
-    }
-}
-
 /// The portable filter: one key at a time through the constant-time
 /// software AES (`soft` must be a soft-backend key; it is rekeyed).
 fn soft_filter(
@@ -196,20 +176,18 @@ fn soft_filter(
     pass
 }
 
-/// The batch backends this (masked) CPU can run, best first.
+/// The batch backends this (masked) CPU can run, best first (the
+/// registry's [`Algorithm::AesKeySearch`] rows).
 pub fn runnable_backends() -> Vec<Backend> {
-    BACKENDS
-        .into_iter()
-        .filter(|b| Kernel::new(*b).is_ok())
-        .collect()
+    registry::runnable(
+        Algorithm::AesKeySearch,
+        crate::cpu::features().unwrap_or(crate::cpu::Features::NONE),
+    )
 }
 
 /// The batch backend a search uses by default here.
 pub fn default_backend() -> Backend {
-    runnable_backends()
-        .first()
-        .copied()
-        .unwrap_or(Backend::Soft)
+    registry::default_backend(Algorithm::AesKeySearch).unwrap_or(Backend::Soft)
 }
 
 /// Keys per register of a batch backend (for display): 4 (zmm), 2 (ymm), 1.
