@@ -281,6 +281,14 @@ macro_rules! chacha_aead {
                 })
             }
 
+            /// Internal, for the stack-residue test (feature `residue-test`):
+            /// the memory holding this key's secrets, as (address, length) pairs.
+            #[cfg(feature = "residue-test")]
+            #[doc(hidden)]
+            pub fn secret_regions(&self) -> Vec<(usize, usize)> {
+                vec![(self.core.key.as_ptr() as usize, size_of::<[u32; 8]>())]
+            }
+
             fn check_nonce(nonce: &[u8]) -> Result<()> {
                 if nonce.len() == $nonce_len {
                     Ok(())

@@ -198,6 +198,17 @@ impl AesGcm {
         self.size
     }
 
+    /// Internal, for the stack-residue test (feature `residue-test`): the
+    /// memory holding this key's secrets, as (address, length) pairs.
+    #[cfg(feature = "residue-test")]
+    #[doc(hidden)]
+    pub fn secret_regions(&self) -> Vec<(usize, usize)> {
+        vec![(
+            core::ptr::from_ref(&self.inner) as usize,
+            size_of::<Inner>(),
+        )]
+    }
+
     /// `E(K, c)` for the counter block whose big-endian integer is `c`.
     fn encrypt_counter(&self, c: u128) -> Block {
         match &self.inner {
