@@ -32,6 +32,7 @@ mod inout;
 pub mod modes;
 pub mod prefs;
 pub mod registry;
+pub mod stream;
 
 pub use backend::Backend;
 pub use error::{Error, Result};
