@@ -109,6 +109,10 @@ pub enum Error {
     /// A key search whose parameters do not fit together (mode, ciphertext,
     /// predicates, filter blocks, shard).
     InvalidSearch(String),
+    /// A streaming call made out of order: associated data after the data,
+    /// data or a tag before a message was started or after it was finished,
+    /// or encryption and decryption mixed in one message.
+    OutOfOrder(&'static str),
 }
 
 impl fmt::Display for Error {
@@ -179,6 +183,7 @@ impl fmt::Display for Error {
             ),
             Error::InvalidKeySpace(why) => write!(f, "invalid key space: {why}"),
             Error::InvalidSearch(why) => write!(f, "invalid key search: {why}"),
+            Error::OutOfOrder(why) => write!(f, "call out of order: {why}"),
         }
     }
 }

@@ -8,6 +8,7 @@
 //! message that did not verify. Separate-buffer and allocating forms
 //! (`ciphertext || tag`) are built on top.
 
+pub(crate) mod phase;
 #[cfg(feature = "aead")]
 pub mod rustcrypto;
 

@@ -300,6 +300,17 @@ impl Aes {
         self.size
     }
 
+    /// Internal, for the stack-residue test (feature `residue-test`): the
+    /// memory holding this key's secrets, as (address, length) pairs.
+    #[cfg(feature = "residue-test")]
+    #[doc(hidden)]
+    pub fn secret_regions(&self) -> Vec<(usize, usize)> {
+        vec![(
+            core::ptr::from_ref(&self.inner) as usize,
+            size_of::<Inner>(),
+        )]
+    }
+
     /// Encrypts one block in place.
     pub fn encrypt_block(&self, block: &mut Block) {
         self.kernels().encrypt_block(block);

@@ -22,6 +22,10 @@
 //! # Ok::<(), hwcrypt::Error>(())
 //! ```
 //!
+//! [`AesGcmStream`] takes one message in pieces of any size (associated
+//! data, then data, then the tag), byte for byte what the one-shot API
+//! gives; see its docs for what streaming decryption implies.
+//!
 //! The mode is written once here: `J0`, the length block, the limits and the
 //! tag. A backend supplies five kernels over a key that holds the AES round
 //! keys and the GHASH key `H` (powers of it, for the x86 backends):
@@ -47,6 +51,7 @@
 //! 32 blocks per reduction.
 
 mod ghash_soft;
+mod stream;
 
 #[cfg(target_arch = "x86_64")]
 mod aesni_clmul;
@@ -62,6 +67,8 @@ use crate::error::{Error, Result};
 use crate::registry::{self, Algorithm};
 use core::fmt;
 use zeroize::Zeroize;
+
+pub use stream::AesGcmStream;
 
 /// Length of the nonce of the [`Aead`] interface (96 bits, the SP 800-38D
 /// recommendation: `J0 = IV || 0^31 || 1`).
@@ -189,6 +196,17 @@ impl AesGcm {
     /// AES-128, -192 or -256.
     pub fn key_size(&self) -> KeySize {
         self.size
+    }
+
+    /// Internal, for the stack-residue test (feature `residue-test`): the
+    /// memory holding this key's secrets, as (address, length) pairs.
+    #[cfg(feature = "residue-test")]
+    #[doc(hidden)]
+    pub fn secret_regions(&self) -> Vec<(usize, usize)> {
+        vec![(
+            core::ptr::from_ref(&self.inner) as usize,
+            size_of::<Inner>(),
+        )]
     }
 
     /// `E(K, c)` for the counter block whose big-endian integer is `c`.
