@@ -41,3 +41,9 @@ pub use error::{Error, Result};
 #[doc = include_str!("../../../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The library guide's examples (`docs/library.md`), compiled and run as
+/// doctests.
+#[doc = include_str!("../../../docs/library.md")]
+#[cfg(doctest)]
+pub struct LibraryGuideDoctests;
