@@ -6,7 +6,6 @@
 use crate::ciphers::{Cipher, ctr::CtrCipher, ecb::EcbCipher, xts::XtsCipher};
 use crate::ffi::params::{ParamTable, param_table};
 use core::ffi::CStr;
-use hwcrypt::registry::Algorithm;
 
 /// `EVP_CIPH_*_MODE`.
 pub(crate) const MODE_ECB: u32 = 0x1;
@@ -25,8 +24,6 @@ pub(crate) struct AlgInfo {
     pub iv_len: usize,
     pub aead: bool,
     pub custom_iv: bool,
-    /// hwcrypt's algorithm family (for the backend it runs on).
-    pub family: Algorithm,
     pub new: fn(&AlgInfo) -> Box<dyn Cipher>,
     pub gettable_ctx: &'static ParamTable,
     pub settable_ctx: &'static ParamTable,
@@ -47,18 +44,17 @@ param_table!(pub(crate) CIPHER_PARAMS = [
 
 // ECB and CTR contexts (`ossl_cipher_generic_{get,set}table_ctx_params`,
 // without the TLS-CBC and CFB1 entries these modes never use).
-param_table!(GENERIC_GETTABLE = [
-    (KeyLen, c"keylen", SIZE_T),
-    (IvLen, c"ivlen", SIZE_T),
-    (Padding, c"padding", UINT),
-    (Num, c"num", UINT),
-    (Iv, c"iv", OCTETS),
-    (UpdatedIv, c"updated-iv", OCTETS),
-]);
-param_table!(GENERIC_SETTABLE = [
-    (Padding, c"padding", UINT),
-    (Num, c"num", UINT),
-]);
+param_table!(
+    GENERIC_GETTABLE = [
+        (KeyLen, c"keylen", SIZE_T),
+        (IvLen, c"ivlen", SIZE_T),
+        (Padding, c"padding", UINT),
+        (Num, c"num", UINT),
+        (Iv, c"iv", OCTETS),
+        (UpdatedIv, c"updated-iv", OCTETS),
+    ]
+);
+param_table!(GENERIC_SETTABLE = [(Padding, c"padding", UINT), (Num, c"num", UINT),]);
 // XTS: the generic gettables; only `keylen` is settable (and may not change).
 param_table!(XTS_SETTABLE = [(KeyLen, c"keylen", SIZE_T)]);
 
@@ -72,7 +68,6 @@ const fn ecb(names: &'static CStr, description: &'static CStr, key_len: usize) -
         iv_len: 0,
         aead: false,
         custom_iv: false,
-        family: Algorithm::Aes,
         new: |a| Box::new(EcbCipher::new(a.key_len)),
         gettable_ctx: &GENERIC_GETTABLE,
         settable_ctx: &GENERIC_SETTABLE,
@@ -89,7 +84,6 @@ const fn ctr(names: &'static CStr, description: &'static CStr, key_len: usize) -
         iv_len: 16,
         aead: false,
         custom_iv: false,
-        family: Algorithm::Aes,
         new: |a| Box::new(CtrCipher::new(a.key_len)),
         gettable_ctx: &GENERIC_GETTABLE,
         settable_ctx: &GENERIC_SETTABLE,
@@ -106,7 +100,6 @@ const fn xts(names: &'static CStr, description: &'static CStr, key_len: usize) -
         iv_len: 16,
         aead: false,
         custom_iv: true,
-        family: Algorithm::AesXts,
         new: |a| Box::new(XtsCipher::new(a.key_len)),
         gettable_ctx: &GENERIC_GETTABLE,
         settable_ctx: &XTS_SETTABLE,
@@ -116,14 +109,34 @@ const fn xts(names: &'static CStr, description: &'static CStr, key_len: usize) -
 /// Every registered cipher; the dispatch tables in `ffi::cipher` are built
 /// per index of this array.
 pub(crate) static ALGORITHMS: [AlgInfo; 8] = [
-    ecb(c"AES-128-ECB:2.16.840.1.101.3.4.1.1", c"hwcrypt AES-128-ECB", 16),
-    ecb(c"AES-192-ECB:2.16.840.1.101.3.4.1.21", c"hwcrypt AES-192-ECB", 24),
-    ecb(c"AES-256-ECB:2.16.840.1.101.3.4.1.41", c"hwcrypt AES-256-ECB", 32),
+    ecb(
+        c"AES-128-ECB:2.16.840.1.101.3.4.1.1",
+        c"hwcrypt AES-128-ECB",
+        16,
+    ),
+    ecb(
+        c"AES-192-ECB:2.16.840.1.101.3.4.1.21",
+        c"hwcrypt AES-192-ECB",
+        24,
+    ),
+    ecb(
+        c"AES-256-ECB:2.16.840.1.101.3.4.1.41",
+        c"hwcrypt AES-256-ECB",
+        32,
+    ),
     ctr(c"AES-128-CTR", c"hwcrypt AES-128-CTR", 16),
     ctr(c"AES-192-CTR", c"hwcrypt AES-192-CTR", 24),
     ctr(c"AES-256-CTR", c"hwcrypt AES-256-CTR", 32),
-    xts(c"AES-128-XTS:1.3.111.2.1619.0.1.1", c"hwcrypt AES-128-XTS", 32),
-    xts(c"AES-256-XTS:1.3.111.2.1619.0.1.2", c"hwcrypt AES-256-XTS", 64),
+    xts(
+        c"AES-128-XTS:1.3.111.2.1619.0.1.1",
+        c"hwcrypt AES-128-XTS",
+        32,
+    ),
+    xts(
+        c"AES-256-XTS:1.3.111.2.1619.0.1.2",
+        c"hwcrypt AES-256-XTS",
+        64,
+    ),
 ];
 
 /// The short name (before the first `:`).

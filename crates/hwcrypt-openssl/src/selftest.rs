@@ -88,7 +88,9 @@ fn unhex(s: &str) -> Vec<u8> {
 }
 
 fn find(name: &str) -> Option<&'static AlgInfo> {
-    ALGORITHMS.iter().find(|a| crate::algorithms::short_name(a) == name)
+    ALGORITHMS
+        .iter()
+        .find(|a| crate::algorithms::short_name(a) == name)
 }
 
 /// Encrypts with `update` in two uneven pieces (exercising the partial
@@ -108,7 +110,9 @@ fn check(kat: &Kat) -> Result<(), String> {
         enc.update(Io::Split(a, oa)).map_err(|_| fail("update"))?;
         enc.update(Io::Split(b, ob)).map_err(|_| fail("update"))?;
     } else {
-        let n = enc.update(Io::Split(&pt, &mut out)).map_err(|_| fail("update"))?;
+        let n = enc
+            .update(Io::Split(&pt, &mut out))
+            .map_err(|_| fail("update"))?;
         if n != pt.len() {
             return Err(fail("update length"));
         }
@@ -120,7 +124,8 @@ fn check(kat: &Kat) -> Result<(), String> {
     let mut dec: Box<dyn Cipher> = (alg.new)(alg);
     dec.init(false, Some(&key), iv).map_err(|_| fail("init"))?;
     let mut back = ct.clone();
-    dec.cipher(Io::InPlace(&mut back)).map_err(|_| fail("cipher"))?;
+    dec.cipher(Io::InPlace(&mut back))
+        .map_err(|_| fail("cipher"))?;
     if back != pt {
         return Err(fail("decryption differs from the known answer"));
     }

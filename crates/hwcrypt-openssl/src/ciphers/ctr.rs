@@ -108,7 +108,16 @@ impl Cipher for CtrCipher {
     }
 
     fn get_param(&mut self, id: ParamId, p: &mut Param<'_>) -> CResult<()> {
-        generic_get(id, p, self.key_len, B, self.padding, self.num, &self.original_iv, &self.iv)
+        generic_get(
+            id,
+            p,
+            self.key_len,
+            B,
+            self.padding,
+            self.num,
+            &self.original_iv,
+            &self.iv,
+        )
     }
 
     fn set_param(&mut self, id: ParamId, p: &Param<'_>) -> CResult<()> {

@@ -77,7 +77,10 @@ impl EcbCipher {
             blocks -= B;
         }
         if blocks > 0 {
-            self.run(Io::Split(&input[..blocks], &mut out[written..written + blocks]))?;
+            self.run(Io::Split(
+                &input[..blocks],
+                &mut out[written..written + blocks],
+            ))?;
             written += blocks;
             input = &input[blocks..];
         }
@@ -102,7 +105,9 @@ impl Cipher for EcbCipher {
             if key.len() != self.key_len {
                 return Err(Reason::InvalidKeyLength);
             }
-            self.key = Some(Ecb::new(Aes::new(key).map_err(|_| Reason::InvalidKeyLength)?));
+            self.key = Some(Ecb::new(
+                Aes::new(key).map_err(|_| Reason::InvalidKeyLength)?,
+            ));
         }
         Ok(())
     }
@@ -114,7 +119,11 @@ impl Cipher for EcbCipher {
         } else {
             (0, inl)
         };
-        let first = if filled == B && (self.encrypt || rest > 0 || !self.padding) { B } else { 0 };
+        let first = if filled == B && (self.encrypt || rest > 0 || !self.padding) {
+            B
+        } else {
+            0
+        };
         let mut blocks = rest & !(B - 1);
         if blocks > 0 && !self.encrypt && self.padding && blocks == rest {
             blocks -= B;
@@ -186,7 +195,7 @@ impl Cipher for EcbCipher {
     fn cipher(&mut self, io: Io<'_>) -> CResult<usize> {
         // `EVP_Cipher`: whole blocks, no buffering, no padding.
         let n = io.len();
-        if n % B != 0 {
+        if !n.is_multiple_of(B) {
             return Err(Reason::InvalidInputLength);
         }
         self.run(io)?;

@@ -11,6 +11,8 @@ pub(crate) mod xts;
 use crate::ffi::params::Param;
 use core::sync::atomic::{AtomicU64, Ordering};
 
+// The AEAD entries are used once GCM and ChaCha20-Poly1305 are registered.
+#[allow(dead_code)]
 /// Every parameter the provider knows, for the tables in
 /// [`crate::algorithms`] and the `match`es of the ciphers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +54,7 @@ pub(crate) enum ParamId {
 
 /// Why an operation failed: the default provider's reason code for the same
 /// failure (`openssl/proverr.h`), so error strings read the same.
+#[allow(dead_code)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Reason {
     BadDecrypt = 100,
@@ -179,6 +182,7 @@ pub(crate) fn bytes_processed() -> u64 {
 }
 
 /// The answers every block-mode context gives (`ossl_cipher_generic_get_ctx_params`).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn generic_get(
     id: ParamId,
     p: &mut Param<'_>,
@@ -198,5 +202,9 @@ pub(crate) fn generic_get(
         ParamId::UpdatedIv => p.set_octets_or_ptr(&updated_iv[..iv_len]),
         _ => true,
     };
-    if ok { Ok(()) } else { Err(Reason::FailedToSetParameter) }
+    if ok {
+        Ok(())
+    } else {
+        Err(Reason::FailedToSetParameter)
+    }
 }

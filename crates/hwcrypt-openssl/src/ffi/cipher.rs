@@ -77,9 +77,11 @@ unsafe fn make_io<'a>(
     if o == i && out_len <= inl {
         // SAFETY: one buffer of `inl` bytes, readable and writable (the
         // caller passed it as both), referenced only here.
-        return Some(Io::InPlace(unsafe { core::slice::from_raw_parts_mut(out, inl) }));
+        return Some(Io::InPlace(unsafe {
+            core::slice::from_raw_parts_mut(out, inl)
+        }));
     }
-    // SAFETY (both slices below): the caller's contract for each buffer.
+    // SAFETY: `out` has `out_len` writable bytes (the caller's contract).
     let out_slice = unsafe { core::slice::from_raw_parts_mut(out, out_len) };
     if o + out_len <= i || i + inl <= o {
         // SAFETY: disjoint from `out_slice`.
@@ -138,7 +140,9 @@ unsafe fn init(
     params: *const OsslParam,
 ) -> c_int {
     // SAFETY: a live context (dispatch contract).
-    let Some(c) = (unsafe { ctx(vctx) }) else { return 0 };
+    let Some(c) = (unsafe { ctx(vctx) }) else {
+        return 0;
+    };
     // SAFETY: EVP passes key/iv buffers of keylen/ivlen bytes or null.
     let key = (!key.is_null()).then(|| unsafe { core::slice::from_raw_parts(key, keylen) });
     // SAFETY: as above.
@@ -159,7 +163,9 @@ unsafe extern "C" fn encrypt_init(
     params: *const OsslParam,
 ) -> c_int {
     // SAFETY: forwarded dispatch contract.
-    guard(0, || unsafe { init(vctx, true, key, keylen, iv, ivlen, params) })
+    guard(0, || unsafe {
+        init(vctx, true, key, keylen, iv, ivlen, params)
+    })
 }
 
 unsafe extern "C" fn decrypt_init(
@@ -171,7 +177,9 @@ unsafe extern "C" fn decrypt_init(
     params: *const OsslParam,
 ) -> c_int {
     // SAFETY: forwarded dispatch contract.
-    guard(0, || unsafe { init(vctx, false, key, keylen, iv, ivlen, params) })
+    guard(0, || unsafe {
+        init(vctx, false, key, keylen, iv, ivlen, params)
+    })
 }
 
 /// update and cipher: `raw` selects `EVP_Cipher` semantics.
@@ -185,7 +193,9 @@ unsafe fn run(
     raw: bool,
 ) -> c_int {
     // SAFETY: a live context (dispatch contract).
-    let Some(c) = (unsafe { ctx(vctx) }) else { return 0 };
+    let Some(c) = (unsafe { ctx(vctx) }) else {
+        return 0;
+    };
     let set_outl = |n: usize| {
         if !outl.is_null() {
             // SAFETY: `outl` points to a size_t (dispatch contract).
@@ -226,7 +236,11 @@ unsafe fn run(
     let Some(io) = (unsafe { make_io(out, out_len, input, inl, &mut scratch) }) else {
         return c.fail(Reason::CipherOperationFailed);
     };
-    let r = if raw { c.cipher.cipher(io) } else { c.cipher.update(io) };
+    let r = if raw {
+        c.cipher.cipher(io)
+    } else {
+        c.cipher.update(io)
+    };
     match r {
         Ok(n) => {
             ciphers::count_bytes(inl);
@@ -246,7 +260,9 @@ unsafe extern "C" fn update(
     inl: usize,
 ) -> c_int {
     // SAFETY: forwarded dispatch contract.
-    guard(0, || unsafe { run(vctx, out, outl, outsize, input, inl, false) })
+    guard(0, || unsafe {
+        run(vctx, out, outl, outsize, input, inl, false)
+    })
 }
 
 unsafe extern "C" fn cipher(
@@ -258,13 +274,22 @@ unsafe extern "C" fn cipher(
     inl: usize,
 ) -> c_int {
     // SAFETY: forwarded dispatch contract.
-    guard(0, || unsafe { run(vctx, out, outl, outsize, input, inl, true) })
+    guard(0, || unsafe {
+        run(vctx, out, outl, outsize, input, inl, true)
+    })
 }
 
-unsafe extern "C" fn final_(vctx: *mut c_void, out: *mut u8, outl: *mut usize, outsize: usize) -> c_int {
+unsafe extern "C" fn final_(
+    vctx: *mut c_void,
+    out: *mut u8,
+    outl: *mut usize,
+    outsize: usize,
+) -> c_int {
     guard(0, || {
         // SAFETY: a live context (dispatch contract).
-        let Some(c) = (unsafe { ctx(vctx) }) else { return 0 };
+        let Some(c) = (unsafe { ctx(vctx) }) else {
+            return 0;
+        };
         let max = c.cipher.final_len();
         if max > 0 && (outsize < max || out.is_null()) {
             return c.fail(Reason::OutputBufferTooSmall);
@@ -318,7 +343,9 @@ unsafe fn set_params(c: &mut CipherCtx, params: *mut OsslParam) -> c_int {
 unsafe extern "C" fn set_ctx_params(vctx: *mut c_void, params: *const OsslParam) -> c_int {
     guard(0, || {
         // SAFETY: a live context (dispatch contract).
-        let Some(c) = (unsafe { ctx(vctx) }) else { return 0 };
+        let Some(c) = (unsafe { ctx(vctx) }) else {
+            return 0;
+        };
         // SAFETY: a terminated array or null (dispatch contract).
         unsafe { set_params(c, params as *mut OsslParam) }
     })
@@ -327,7 +354,9 @@ unsafe extern "C" fn set_ctx_params(vctx: *mut c_void, params: *const OsslParam)
 unsafe extern "C" fn get_ctx_params(vctx: *mut c_void, params: *mut OsslParam) -> c_int {
     guard(0, || {
         // SAFETY: a live context (dispatch contract).
-        let Some(c) = (unsafe { ctx(vctx) }) else { return 0 };
+        let Some(c) = (unsafe { ctx(vctx) }) else {
+            return 0;
+        };
         let table = c.alg.gettable_ctx;
         let mut failed = None;
         // SAFETY: a terminated array or null (dispatch contract).
@@ -396,8 +425,14 @@ unsafe extern "C" fn settable_ctx_params<const I: usize>(
 
 type NewCtxFn = unsafe extern "C" fn(*mut c_void) -> *mut c_void;
 type FreeCtxFn = unsafe extern "C" fn(*mut c_void);
-type InitFn =
-    unsafe extern "C" fn(*mut c_void, *const u8, usize, *const u8, usize, *const OsslParam) -> c_int;
+type InitFn = unsafe extern "C" fn(
+    *mut c_void,
+    *const u8,
+    usize,
+    *const u8,
+    usize,
+    *const OsslParam,
+) -> c_int;
 type UpdateFn =
     unsafe extern "C" fn(*mut c_void, *mut u8, *mut usize, usize, *const u8, usize) -> c_int;
 type FinalFn = unsafe extern "C" fn(*mut c_void, *mut u8, *mut usize, usize) -> c_int;
@@ -433,8 +468,19 @@ pub(crate) const fn dispatch<const I: usize>() -> [OsslDispatch; 15] {
         entry!(FUNC_CIPHER_GET_CTX_PARAMS, GetCtxParamsFn, get_ctx_params),
         entry!(FUNC_CIPHER_SET_CTX_PARAMS, SetCtxParamsFn, set_ctx_params),
         entry!(FUNC_CIPHER_GETTABLE_PARAMS, GettableFn, gettable_params),
-        entry!(FUNC_CIPHER_GETTABLE_CTX_PARAMS, CtxGettableFn, gettable_ctx_params::<I>),
-        entry!(FUNC_CIPHER_SETTABLE_CTX_PARAMS, CtxGettableFn, settable_ctx_params::<I>),
-        OsslDispatch { function_id: 0, function: None },
+        entry!(
+            FUNC_CIPHER_GETTABLE_CTX_PARAMS,
+            CtxGettableFn,
+            gettable_ctx_params::<I>
+        ),
+        entry!(
+            FUNC_CIPHER_SETTABLE_CTX_PARAMS,
+            CtxGettableFn,
+            settable_ctx_params::<I>
+        ),
+        OsslDispatch {
+            function_id: 0,
+            function: None,
+        },
     ]
 }

@@ -12,6 +12,7 @@ use core::ffi::{CStr, c_uint, c_void};
 
 /// One parameter a table describes.
 #[derive(Debug)]
+#[allow(dead_code)] // `data_type` documents the table; the lists carry it to C.
 pub(crate) struct ParamDef {
     pub id: ParamId,
     pub key: &'static CStr,
@@ -78,7 +79,6 @@ pub(crate) mod kind {
     pub const SIZE_T: (c_uint, usize) = (PARAM_UNSIGNED_INTEGER, size_of::<usize>());
     pub const INT: (c_uint, usize) = (PARAM_INTEGER, size_of::<core::ffi::c_int>());
     pub const OCTETS: (c_uint, usize) = (PARAM_OCTET_STRING, 0);
-    pub const OCTET_PTR: (c_uint, usize) = (PARAM_OCTET_PTR, 0);
     pub const UTF8_PTR: (c_uint, usize) = (PARAM_UTF8_PTR, 0);
     pub const UINT64: (c_uint, usize) = (PARAM_UNSIGNED_INTEGER, size_of::<u64>());
 }
@@ -91,7 +91,10 @@ pub(crate) mod kind {
 /// key is null, each element valid as OpenSSL documents (`data` points to
 /// `data_size` bytes of the stated type or is null), not used elsewhere
 /// for the duration of the call.
-pub(crate) unsafe fn for_each(params: *mut OsslParam, mut f: impl FnMut(&mut Param<'_>) -> bool) -> bool {
+pub(crate) unsafe fn for_each(
+    params: *mut OsslParam,
+    mut f: impl FnMut(&mut Param<'_>) -> bool,
+) -> bool {
     if params.is_null() {
         return true;
     }
@@ -122,6 +125,7 @@ pub(crate) struct Param<'a> {
     raw: &'a mut OsslParam,
 }
 
+#[allow(dead_code)] // the octet-string accessors serve the AEADs
 impl Param<'_> {
     pub fn key(&self) -> &CStr {
         self.key
@@ -198,7 +202,9 @@ impl Param<'_> {
         self.raw.return_size = self.raw.data_size;
         // SAFETY: an octet string's `data` points to `data_size` writable
         // bytes owned by the caller for the duration of the call.
-        Some(unsafe { core::slice::from_raw_parts_mut(self.raw.data as *mut u8, self.raw.data_size) })
+        Some(unsafe {
+            core::slice::from_raw_parts_mut(self.raw.data as *mut u8, self.raw.data_size)
+        })
     }
 
     /// `OSSL_PARAM_set_uint64`-like: writes `v` into an integer of the
@@ -273,7 +279,9 @@ impl Param<'_> {
                 if !self.raw.data.is_null() {
                     // SAFETY: a UTF-8 pointer's `data` points to a writable `char *`;
                     // `v` is static.
-                    unsafe { (self.raw.data as *mut *const core::ffi::c_char).write_unaligned(v.as_ptr()) };
+                    unsafe {
+                        (self.raw.data as *mut *const core::ffi::c_char).write_unaligned(v.as_ptr())
+                    };
                 }
                 true
             }
@@ -287,7 +295,13 @@ impl Param<'_> {
                     return false;
                 }
                 // SAFETY: `data` has room for the string and its NUL.
-                unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), self.raw.data as *mut u8, bytes.len()) };
+                unsafe {
+                    core::ptr::copy_nonoverlapping(
+                        bytes.as_ptr(),
+                        self.raw.data as *mut u8,
+                        bytes.len(),
+                    )
+                };
                 true
             }
             _ => false,

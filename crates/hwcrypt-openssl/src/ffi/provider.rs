@@ -9,7 +9,7 @@ use super::params;
 use super::types::*;
 use crate::ciphers::{ParamId, Reason};
 use crate::status::{self, Status};
-use core::ffi::{CStr, c_char, c_int, c_void};
+use core::ffi::{c_int, c_void};
 use core::ptr;
 
 /// Runs `f`, turning a panic into `default` (with `panic = "abort"` a
@@ -34,13 +34,17 @@ static FIRST_CTX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
 /// Raises `reason` as an OpenSSL error (`ERR_raise(ERR_LIB_PROV, reason)`).
 pub(crate) fn raise(prov: *const ProvCtx, reason: Reason) {
     let prov = if prov.is_null() {
-        FIRST_CTX.get().map_or(ptr::null(), |&p| p as *const ProvCtx)
+        FIRST_CTX
+            .get()
+            .map_or(ptr::null(), |&p| p as *const ProvCtx)
     } else {
         prov
     };
     // SAFETY: provider contexts live from init to teardown, and cipher
     // contexts (which hold them) are freed before teardown.
-    let Some(p) = (unsafe { prov.as_ref() }) else { return };
+    let Some(p) = (unsafe { prov.as_ref() }) else {
+        return;
+    };
     let (Some(new), Some(debug), Some(set)) = (p.new_error, p.set_error_debug, p.vset_error) else {
         return;
     };
@@ -49,7 +53,12 @@ pub(crate) fn raise(prov: *const ProvCtx, reason: Reason) {
     // is null, so the va_list argument is never read.
     unsafe {
         new(p.handle);
-        debug(p.handle, c"hwcrypt-openssl".as_ptr(), 0, c"hwcrypt".as_ptr());
+        debug(
+            p.handle,
+            c"hwcrypt-openssl".as_ptr(),
+            0,
+            c"hwcrypt".as_ptr(),
+        );
         set(p.handle, code, ptr::null(), ptr::null_mut());
     }
 }
@@ -84,18 +93,24 @@ macro_rules! algorithm_list {
 
 static CIPHERS: AlgorithmList = algorithm_list!(0, 1, 2, 3, 4, 5, 6, 7);
 
-params::param_table!(PROVIDER_PARAMS = [
-    (Name, c"name", UTF8_PTR),
-    (Version, c"version", UTF8_PTR),
-    (BuildInfo, c"buildinfo", UTF8_PTR),
-    (Status, c"status", INT),
-    (BackendAes, c"hwcrypt-backend-aes", UTF8_PTR),
-    (BackendAesXts, c"hwcrypt-backend-aes-xts", UTF8_PTR),
-    (BackendAesGcm, c"hwcrypt-backend-aes-gcm", UTF8_PTR),
-    (BackendChaCha, c"hwcrypt-backend-chacha20-poly1305", UTF8_PTR),
-    (SelfTest, c"hwcrypt-self-test", UTF8_PTR),
-    (Bytes, c"hwcrypt-bytes-processed", UINT64),
-]);
+params::param_table!(
+    PROVIDER_PARAMS = [
+        (Name, c"name", UTF8_PTR),
+        (Version, c"version", UTF8_PTR),
+        (BuildInfo, c"buildinfo", UTF8_PTR),
+        (Status, c"status", INT),
+        (BackendAes, c"hwcrypt-backend-aes", UTF8_PTR),
+        (BackendAesXts, c"hwcrypt-backend-aes-xts", UTF8_PTR),
+        (BackendAesGcm, c"hwcrypt-backend-aes-gcm", UTF8_PTR),
+        (
+            BackendChaCha,
+            c"hwcrypt-backend-chacha20-poly1305",
+            UTF8_PTR
+        ),
+        (SelfTest, c"hwcrypt-self-test", UTF8_PTR),
+        (Bytes, c"hwcrypt-bytes-processed", UINT64),
+    ]
+);
 
 unsafe extern "C" fn teardown(provctx: *mut c_void) {
     guard((), || {
@@ -117,7 +132,9 @@ unsafe extern "C" fn provider_get_params(_provctx: *mut c_void, params: *mut Oss
         // SAFETY: a terminated array or null (dispatch contract).
         let ok = unsafe {
             params::for_each(params, |p| match PROVIDER_PARAMS.find(p.key()) {
-                Some(ParamId::Name) => p.set_utf8(c"hwcrypt: hardware AES and ChaCha20 for OpenSSL"),
+                Some(ParamId::Name) => {
+                    p.set_utf8(c"hwcrypt: hardware AES and ChaCha20 for OpenSSL")
+                }
                 Some(ParamId::Version) => p.set_utf8(status::VERSION),
                 Some(ParamId::BuildInfo) => p.set_utf8(&st.build_info),
                 Some(ParamId::Status) => p.set_u64(u64::from(st.self_test_passed)),
@@ -170,10 +187,21 @@ macro_rules! entry {
 
 static PROVIDER_DISPATCH: [OsslDispatch; 5] = [
     entry!(FUNC_PROVIDER_TEARDOWN, TeardownFn, teardown),
-    entry!(FUNC_PROVIDER_GETTABLE_PARAMS, ProvGettableFn, provider_gettable_params),
-    entry!(FUNC_PROVIDER_GET_PARAMS, ProvGetParamsFn, provider_get_params),
+    entry!(
+        FUNC_PROVIDER_GETTABLE_PARAMS,
+        ProvGettableFn,
+        provider_gettable_params
+    ),
+    entry!(
+        FUNC_PROVIDER_GET_PARAMS,
+        ProvGetParamsFn,
+        provider_get_params
+    ),
     entry!(FUNC_PROVIDER_QUERY_OPERATION, QueryFn, query_operation),
-    OsslDispatch { function_id: 0, function: None },
+    OsslDispatch {
+        function_id: 0,
+        function: None,
+    },
 ];
 
 /// The function of `id` in the core's dispatch table, if offered.
@@ -223,8 +251,9 @@ pub unsafe extern "C" fn OSSL_provider_init(
                 handle,
                 new_error: core_fn(core_in, FUNC_CORE_NEW_ERROR)
                     .map(|f| core::mem::transmute::<unsafe extern "C" fn(), CoreNewErrorFn>(f)),
-                set_error_debug: core_fn(core_in, FUNC_CORE_SET_ERROR_DEBUG)
-                    .map(|f| core::mem::transmute::<unsafe extern "C" fn(), CoreSetErrorDebugFn>(f)),
+                set_error_debug: core_fn(core_in, FUNC_CORE_SET_ERROR_DEBUG).map(|f| {
+                    core::mem::transmute::<unsafe extern "C" fn(), CoreSetErrorDebugFn>(f)
+                }),
                 vset_error: core_fn(core_in, FUNC_CORE_VSET_ERROR)
                     .map(|f| core::mem::transmute::<unsafe extern "C" fn(), CoreVsetErrorFn>(f)),
             }
@@ -242,4 +271,3 @@ pub unsafe extern "C" fn OSSL_provider_init(
         1
     })
 }
-
