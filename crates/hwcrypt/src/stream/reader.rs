@@ -17,6 +17,20 @@ struct Loaded {
 
 /// Decrypts a STREAM from a [`Read`].
 ///
+/// ```
+/// use hwcrypt::chacha20poly1305::ChaCha20Poly1305;
+/// use hwcrypt::stream::{StreamDecryptor, StreamEncryptor};
+/// use std::io::{Read, Write};
+/// let key = ChaCha20Poly1305::new(&[7; 32])?;
+/// let mut enc = StreamEncryptor::new(key.clone(), Vec::new());
+/// enc.write_all(&vec![1u8; 100_000])?; // two chunks
+/// let sealed = enc.finish()?;
+/// let mut plain = Vec::new();
+/// StreamDecryptor::new(key, &sealed[..]).read_to_end(&mut plain)?;
+/// assert_eq!(plain, vec![1u8; 100_000]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
 /// Read sequentially, the final chunk is the one the source ends after
 /// (found by reading one byte ahead). Data after a final chunk (one that
 /// opens with the final flag where more data follows) releases that chunk,
