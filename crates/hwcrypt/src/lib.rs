@@ -32,6 +32,7 @@ mod inout;
 pub mod modes;
 pub mod prefs;
 pub mod registry;
+mod secret;
 
 pub use backend::Backend;
 pub use error::{Error, Result};
