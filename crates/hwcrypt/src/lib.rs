@@ -33,6 +33,7 @@ pub mod modes;
 pub mod prefs;
 pub mod registry;
 mod secret;
+pub mod stream;
 
 pub use backend::Backend;
 pub use error::{Error, Result};
@@ -41,3 +42,9 @@ pub use error::{Error, Result};
 #[doc = include_str!("../../../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The library guide's examples (`docs/library.md`), compiled and run as
+/// doctests.
+#[doc = include_str!("../../../docs/library.md")]
+#[cfg(doctest)]
+pub struct LibraryGuideDoctests;

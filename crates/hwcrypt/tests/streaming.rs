@@ -4,7 +4,8 @@
 //! * `gcm` / `chacha20-poly1305`: every message length 0..=4096 and random
 //!   larger ones (up to 300 KiB), with random associated data (0..=300
 //!   bytes, now and then up to 2 KiB), cut into random pieces (sizes
-//!   0..=300, now and then a large one or a run of 16 KiB pieces), each
+//!   0..=300, now and then a large one or a run of 16 KiB pieces; or a
+//!   short piece, 0..=64 bytes, and the rest in one), each
 //!   piece in place or into a separate garbage-filled buffer: the stream
 //!   gives the one-shot ciphertext and tag byte for byte; a different split
 //!   decrypts it and `verify` accepts the tag; a flipped tag bit, a flipped
@@ -50,9 +51,16 @@ fn check(what: &str, got: &[u8], want: &[u8]) -> Result<(), String> {
     }
 }
 
-/// Random piece sizes summing to `len`: mostly 0..=300 bytes, now and then
-/// a large piece or a run of 16 KiB pieces.
+/// Random piece sizes summing to `len`: a quarter of the time a short
+/// piece and the rest; else mostly 0..=300 bytes, now and then a large
+/// piece or a run of 16 KiB pieces.
 fn split(rng: &mut StdRng, len: usize) -> Vec<usize> {
+    if rng.random_range(0..4) == 0 {
+        // A short first piece, then all the rest: the whole-block kernels
+        // on every length, from every offset inside a block.
+        let k = rng.random_range(0..=64.min(len));
+        return vec![k, len - k];
+    }
     let mut pieces = Vec::new();
     let mut left = len;
     while left > 0 {

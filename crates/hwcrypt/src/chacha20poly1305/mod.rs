@@ -106,6 +106,28 @@ impl Engine {
         }
     }
 
+    /// The middle of a streamed message: encrypts (`seal`) or decrypts
+    /// `buf` (whole 64-byte blocks) in place from block `state[12]` and
+    /// absorbs its ciphertext into `poly` (at a block boundary); the vector
+    /// backends stitch both in one pass.
+    fn aead_blocks(self, seal: bool, state: &[u32; 16], poly: &mut Poly1305, buf: &mut [u8]) {
+        match self {
+            Engine::Soft => {
+                if !seal {
+                    poly.blocks(buf);
+                }
+                chacha20_soft::xor_keystream(state, InOut::InPlace(&mut *buf));
+                if seal {
+                    poly.blocks(buf);
+                }
+            }
+            #[cfg(target_arch = "x86_64")]
+            Engine::Avx2(t) => t.aead_blocks(seal, state, poly, buf),
+            #[cfg(target_arch = "x86_64")]
+            Engine::Avx512(t) => t.aead_blocks(seal, state, poly, buf),
+        }
+    }
+
     /// Seal (`seal = true`) or open `input` (or `output` in place) into
     /// `output`; returns the tag over `aad` and the ciphertext.
     fn run(

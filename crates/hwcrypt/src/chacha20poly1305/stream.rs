@@ -2,9 +2,11 @@
 //! ChaCha20 stream cipher with OpenSSL's 16-byte IV ([`ChaCha20`]): calls
 //! of any size continue where the last one stopped.
 //!
-//! Whole 64-byte blocks go straight to the backend's wide kernels; only the
-//! partial block at the edge of a piece goes through a 64-byte keystream
-//! buffer (and, for Poly1305, a 16-byte buffer of the bytes not absorbed).
+//! Whole 64-byte blocks go straight to the backend's wide kernels (for the
+//! AEAD, the stitched ChaCha20+Poly1305 pass of the one-shot API, with the
+//! Poly1305 state carried between calls); only the partial block at the
+//! edge of a piece goes through a 64-byte keystream buffer (and, for
+//! Poly1305, a 16-byte buffer of the bytes not absorbed).
 
 use super::poly1305_soft::{BLOCK, Poly1305};
 use super::{ChaCha20Poly1305, Engine, MAX_PLAINTEXT_LEN, chacha20_soft, key_words, words};
@@ -292,6 +294,18 @@ impl Message {
         self.pending_len = tail.len();
     }
 
+    /// Encrypts or decrypts a few bytes at the edge of a piece (inside one
+    /// keystream block) through the buffers.
+    fn edge(&mut self, encrypt: bool, buf: &mut [u8]) {
+        if encrypt {
+            self.keystream.apply(buf);
+            self.mac(buf);
+        } else {
+            self.mac(buf);
+            self.keystream.apply(buf);
+        }
+    }
+
     /// Absorbs the pending partial block, zero-padded (the end of the
     /// associated data or of the ciphertext).
     fn pad(&mut self) {
@@ -446,13 +460,22 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
             m.pad();
         }
         self.phase = next;
-        if encrypt {
-            m.keystream.apply(buf);
-            m.mac(buf);
-        } else {
-            m.mac(buf);
-            m.keystream.apply(buf);
+        // The rest of the current keystream block, then whole blocks
+        // through the stitched kernel, then the start of a partial block.
+        let head = (CHACHA_BLOCK - m.keystream.used).min(buf.len());
+        let (head, rest) = buf.split_at_mut(head);
+        m.edge(encrypt, head);
+        let whole = rest.len() - rest.len() % CHACHA_BLOCK;
+        let (body, tail) = rest.split_at_mut(whole);
+        if !body.is_empty() {
+            // At a keystream block boundary the text offset is a multiple
+            // of 64, so Poly1305 holds no partial block.
+            debug_assert_eq!(m.pending_len, 0);
+            let ks = &mut m.keystream;
+            ks.engine.aead_blocks(encrypt, &ks.state, &mut m.poly, body);
+            ks.advance((whole / CHACHA_BLOCK) as u32);
         }
+        m.edge(encrypt, tail);
         Ok(())
     }
 }
