@@ -408,6 +408,15 @@ macro_rules! chacha_aead {
 
 /// ChaCha20-Poly1305 (RFC 8439): 32-byte key, 12-byte nonce, 16-byte tag.
 /// The key is wiped on drop; `Debug` shows only the algorithm and backend.
+///
+/// ```
+/// use hwcrypt::aead::Aead;
+/// use hwcrypt::chacha20poly1305::ChaCha20Poly1305;
+/// let key = ChaCha20Poly1305::new(&[2u8; 32])?;
+/// let sealed = key.seal(&[0u8; 12], b"", b"hello")?;
+/// assert_eq!(key.open(&[0u8; 12], b"", &sealed)?, b"hello");
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct ChaCha20Poly1305 {
     core: Core,
@@ -427,6 +436,16 @@ chacha_aead!(ChaCha20Poly1305, "ChaCha20-Poly1305", nonce: 12);
 /// uses the subkey HChaCha20(key, nonce[..16]) and the ChaCha20-Poly1305
 /// nonce `[0; 4] || nonce[16..]`, as libsodium's
 /// `crypto_aead_xchacha20poly1305_ietf`. Random nonces are safe to use.
+///
+/// ```
+/// use hwcrypt::aead::Aead;
+/// use hwcrypt::chacha20poly1305::XChaCha20Poly1305;
+/// let key = XChaCha20Poly1305::new(&[3u8; 32])?;
+/// let nonce = [9u8; 24]; // long enough to be drawn at random
+/// let sealed = key.seal(&nonce, b"", b"hello")?;
+/// assert_eq!(key.open(&nonce, b"", &sealed)?, b"hello");
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct XChaCha20Poly1305 {
     core: Core,

@@ -86,6 +86,18 @@ pub const MAX_IV_LEN: u64 = (1 << 61) - 1;
 
 /// A tag of one of the lengths SP 800-38D allows (4, 8, 12, 13, 14, 15 or 16
 /// bytes): the leading bytes of the full tag.
+///
+/// ```
+/// use hwcrypt::gcm::AesGcm;
+/// let key = AesGcm::new(&[1u8; 16])?;
+/// let iv = [0u8; 12];
+/// let mut data = *b"short tag";
+/// let tag = key.seal_in_place_detached_with(&iv, b"", &mut data, 12)?; // 12-byte tag
+/// assert_eq!(tag.len(), 12);
+/// key.open_in_place_detached_with(&iv, b"", &mut data, tag.as_bytes())?;
+/// assert_eq!(&data, b"short tag");
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct GcmTag {
     bytes: [u8; 16],
@@ -151,6 +163,15 @@ enum Inner {
 /// An AES-GCM key (AES-128, -192 or -256) bound to one backend. The AES
 /// round keys and the GHASH key are zeroized on drop; `Debug` shows only the
 /// algorithm and the backend.
+///
+/// ```
+/// use hwcrypt::aead::Aead;
+/// use hwcrypt::gcm::AesGcm;
+/// let gcm = AesGcm::new(&[1u8; 32])?; // AES-256-GCM on the best backend here
+/// let sealed = gcm.seal(&[0u8; 12], b"header", b"secret")?;
+/// assert_eq!(gcm.open(&[0u8; 12], b"header", &sealed)?, b"secret");
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct AesGcm {
     inner: Inner,

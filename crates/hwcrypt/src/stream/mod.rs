@@ -15,7 +15,7 @@
 //! * [`StreamEncryptor`]: a [`Write`] adapter; [`StreamEncryptor::finish`]
 //!   writes the final chunk. Dropped without `finish`, it leaves a stream
 //!   with no final chunk, which every reader rejects as truncated.
-//! * [`StreamDecryptor`]: a [`Read`] adapter (and [`Seek`] over a seekable
+//! * [`StreamDecryptor`]: a [`Read`](std::io::Read) adapter (and [`Seek`](std::io::Seek) over a seekable
 //!   source). A chunk's plaintext is released only after its tag verified.
 //! * [`seal_parallel`] / [`open_parallel`]: `Read` to `Write` on several
 //!   threads, a bounded window of chunks in flight, output in order;
@@ -75,6 +75,15 @@ pub fn sealed_len(plaintext_len: u64) -> u64 {
 
 /// The shape of a sealed stream of known length: how many chunks, how long
 /// the plaintext. Fails for lengths no valid stream has.
+///
+/// ```
+/// use hwcrypt::stream::{sealed_len, Layout, CHUNK_LEN};
+/// let sealed = sealed_len(CHUNK_LEN as u64 + 10); // one full chunk and 10 bytes
+/// let layout = Layout::of_sealed(sealed)?;
+/// assert_eq!((layout.chunks, layout.plaintext_len), (2, CHUNK_LEN as u64 + 10));
+/// assert_eq!(layout.sealed_chunk_len(1), 10 + 16);
+/// # Ok::<(), hwcrypt::stream::StreamError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
     /// Number of chunks (at least one).
@@ -121,6 +130,20 @@ impl Layout {
 /// Why a sealed stream was rejected. Inside an [`io::Error`] (kind
 /// `InvalidData`) when it comes through `Read`/`Write`; see
 /// [`StreamError::from_io`].
+///
+/// ```
+/// use hwcrypt::chacha20poly1305::ChaCha20Poly1305;
+/// use hwcrypt::stream::{StreamDecryptor, StreamEncryptor, StreamError};
+/// use std::io::{Read, Write};
+/// let key = ChaCha20Poly1305::new(&[7; 32])?;
+/// let mut enc = StreamEncryptor::new(key.clone(), Vec::new());
+/// enc.write_all(b"attack at dawn")?;
+/// let mut sealed = enc.finish()?;
+/// sealed[0] ^= 1; // tamper
+/// let err = StreamDecryptor::new(key, &sealed[..]).read_to_end(&mut Vec::new()).unwrap_err();
+/// assert_eq!(StreamError::from_io(&err), Some(StreamError::ChunkAuthentication { index: 0 }));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum StreamError {
@@ -223,6 +246,20 @@ pub(crate) fn read_full<R: io::Read + ?Sized>(src: &mut R, buf: &mut [u8]) -> io
 
 /// Encrypts a STREAM into a [`Write`]: chunks are sealed and written as they
 /// fill; [`finish`](StreamEncryptor::finish) seals the final chunk.
+///
+/// ```
+/// use hwcrypt::chacha20poly1305::ChaCha20Poly1305;
+/// use hwcrypt::stream::{StreamDecryptor, StreamEncryptor};
+/// use std::io::{Read, Write};
+/// let key = ChaCha20Poly1305::new(&[7; 32])?;
+/// let mut enc = StreamEncryptor::new(key.clone(), Vec::new());
+/// enc.write_all(&vec![1u8; 100_000])?; // two chunks
+/// let sealed = enc.finish()?;
+/// let mut plain = Vec::new();
+/// StreamDecryptor::new(key, &sealed[..]).read_to_end(&mut plain)?;
+/// assert_eq!(plain, vec![1u8; 100_000]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 ///
 /// Dropping it without `finish` writes nothing more: the output then has no
 /// final chunk and any reader rejects it as truncated. The buffered
