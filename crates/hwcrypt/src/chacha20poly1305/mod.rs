@@ -107,24 +107,38 @@ impl Engine {
     }
 
     /// The middle of a streamed message: encrypts (`seal`) or decrypts
-    /// `buf` (whole 64-byte blocks) in place from block `state[12]` and
-    /// absorbs its ciphertext into `poly` (at a block boundary); the vector
-    /// backends stitch both in one pass.
-    fn aead_blocks(self, seal: bool, state: &[u32; 16], poly: &mut Poly1305, buf: &mut [u8]) {
+    /// `input` (or `output` in place) into `output` (whole 64-byte blocks)
+    /// from block `state[12]` and absorbs the ciphertext into `poly` (at a
+    /// block boundary); the vector backends stitch both in one pass.
+    fn aead_blocks(
+        self,
+        seal: bool,
+        state: &[u32; 16],
+        poly: &mut Poly1305,
+        input: Option<&[u8]>,
+        output: &mut [u8],
+    ) {
         match self {
             Engine::Soft => {
                 if !seal {
-                    poly.blocks(buf);
+                    poly.blocks(input.unwrap_or(output));
                 }
-                chacha20_soft::xor_keystream(state, InOut::InPlace(&mut *buf));
+                let io = match input {
+                    Some(input) => InOut::Separate {
+                        input,
+                        output: &mut *output,
+                    },
+                    None => InOut::InPlace(&mut *output),
+                };
+                chacha20_soft::xor_keystream(state, io);
                 if seal {
-                    poly.blocks(buf);
+                    poly.blocks(output);
                 }
             }
             #[cfg(target_arch = "x86_64")]
-            Engine::Avx2(t) => t.aead_blocks(seal, state, poly, buf),
+            Engine::Avx2(t) => t.aead_blocks(seal, state, poly, input, output),
             #[cfg(target_arch = "x86_64")]
-            Engine::Avx512(t) => t.aead_blocks(seal, state, poly, buf),
+            Engine::Avx512(t) => t.aead_blocks(seal, state, poly, input, output),
         }
     }
 
