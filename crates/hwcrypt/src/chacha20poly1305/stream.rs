@@ -344,7 +344,7 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
         ChaCha20Poly1305::check_nonce(nonce)?;
         let core = &self.key.borrow().core;
         let nonce: [u32; 3] = words(nonce);
-        let mut state = chacha20_soft::state(&core.key, 0, &nonce);
+        let mut state = chacha20_soft::state(&core.key.0, 0, &nonce);
         // Block 0: the Poly1305 key (its first 32 bytes).
         let mut block0 = [0u8; CHACHA_BLOCK];
         core.engine
