@@ -6,6 +6,15 @@ use core::str::FromStr;
 
 /// One implementation strategy. The names are stable: the CLI, the
 /// benchmarks and the tests use them.
+///
+/// ```
+/// use hwcrypt::{aes::Aes, Backend};
+/// // Every backend has a stable name; forcing one the CPU cannot run is an error.
+/// assert_eq!(Backend::VaesAvx2.name(), "vaes-avx2");
+/// let soft = Aes::with_backend(&[0u8; 16], Backend::Soft)?;
+/// assert_eq!(soft.backend(), Backend::Soft);
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Backend {
     /// Portable, constant-time software (fixsliced AES).

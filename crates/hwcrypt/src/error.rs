@@ -6,6 +6,16 @@
 use core::fmt;
 
 /// What went wrong.
+///
+/// ```
+/// use hwcrypt::{aes::Aes, Error};
+/// match Aes::new(&[0u8; 15]) {
+///     Err(Error::InvalidKeyLength { got, .. }) => assert_eq!(got, 15),
+///     other => panic!("{other:?}"),
+/// }
+/// // Every error is one readable line.
+/// println!("{}", Aes::new(&[0u8; 15]).unwrap_err());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
@@ -109,6 +119,10 @@ pub enum Error {
     /// A key search whose parameters do not fit together (mode, ciphertext,
     /// predicates, filter blocks, shard).
     InvalidSearch(String),
+    /// A streaming call made out of order: associated data after the data,
+    /// data or a tag before a message was started or after it was finished,
+    /// or encryption and decryption mixed in one message.
+    OutOfOrder(&'static str),
 }
 
 impl fmt::Display for Error {
@@ -179,6 +193,7 @@ impl fmt::Display for Error {
             ),
             Error::InvalidKeySpace(why) => write!(f, "invalid key space: {why}"),
             Error::InvalidSearch(why) => write!(f, "invalid key search: {why}"),
+            Error::OutOfOrder(why) => write!(f, "call out of order: {why}"),
         }
     }
 }
@@ -186,4 +201,12 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 /// Shorthand used throughout the crate.
+///
+/// ```
+/// fn make_key(bytes: &[u8]) -> hwcrypt::Result<hwcrypt::aes::Aes> {
+///     hwcrypt::aes::Aes::new(bytes)
+/// }
+/// assert!(make_key(&[0u8; 16]).is_ok());
+/// assert!(make_key(&[0u8; 3]).is_err());
+/// ```
 pub type Result<T> = core::result::Result<T, Error>;

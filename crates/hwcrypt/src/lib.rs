@@ -32,6 +32,7 @@ mod inout;
 pub mod modes;
 pub mod prefs;
 pub mod registry;
+pub mod stream;
 
 pub use backend::Backend;
 pub use error::{Error, Result};
@@ -40,3 +41,9 @@ pub use error::{Error, Result};
 #[doc = include_str!("../../../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The library guide's examples (`docs/library.md`), compiled and run as
+/// doctests.
+#[doc = include_str!("../../../docs/library.md")]
+#[cfg(doctest)]
+pub struct LibraryGuideDoctests;

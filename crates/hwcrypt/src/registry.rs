@@ -12,6 +12,13 @@ use crate::error::{Error, Result};
 use core::fmt;
 
 /// An algorithm family with its own set of backends.
+///
+/// ```
+/// use hwcrypt::registry::{self, Algorithm};
+/// let backend = registry::default_backend(Algorithm::AesGcm)?;
+/// println!("{} runs on {}", Algorithm::AesGcm.name(), backend.name());
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Algorithm {
@@ -68,6 +75,15 @@ impl fmt::Display for Algorithm {
 }
 
 /// One row of the registry.
+///
+/// ```
+/// use hwcrypt::registry::{self, Algorithm};
+/// let usable = hwcrypt::cpu::features()?;
+/// for row in registry::implementations(Algorithm::Aes) {
+///     println!("{:<12} {:>4} runs here: {}", row.backend.name(), row.priority, row.runs_on(usable));
+/// }
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Implementation {
     /// The algorithm implemented.

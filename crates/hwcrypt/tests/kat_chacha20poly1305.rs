@@ -11,7 +11,10 @@
 //! AEAD vectors are run four ways (seal in place, seal into a separate
 //! buffer, open in place, open from a separate buffer); the vendored
 //! failure vector (`Result = CIPHERFINAL_ERROR`) must fail with
-//! `AuthenticationFailed` and leave the output all zero. Poly1305 and
+//! `AuthenticationFailed` and leave the output all zero. The ChaCha20 and
+//! ChaCha20-Poly1305 vectors also go through the streaming API
+//! ([`cp::ChaCha20`] with OpenSSL's IV, [`cp::ChaCha20Poly1305Stream`]) in
+//! uneven pieces. Poly1305 and
 //! HChaCha20 have one (portable) implementation, so their files run as one
 //! trial on `soft`; the AEAD vectors exercise each backend's own Poly1305.
 
@@ -263,7 +266,78 @@ fn chacha20(rec: &Record, backend: Backend, counter_field: &str) -> Result<(), S
     same("encrypt", rec, &buf, &ct)?;
     cp::chacha20_xor(backend, &key, &nonce, counter, &mut buf)
         .map_err(|e| format!("{}: {e}", rec.label()))?;
-    same("decrypt", rec, &buf, &pt)
+    same("decrypt", rec, &buf, &pt)?;
+    // The raw stream with OpenSSL's IV (counter || nonce), in uneven pieces.
+    let mut iv = counter.to_le_bytes().to_vec();
+    iv.extend_from_slice(&nonce);
+    let mut stream = cp::ChaCha20::with_backend(&key, &iv, backend)
+        .map_err(|e| format!("{}: {e}", rec.label()))?;
+    let mut buf = pt.clone();
+    for piece in pieces(&mut buf) {
+        stream.apply_keystream(piece);
+    }
+    same("ChaCha20 stream", rec, &buf, &ct)
+}
+
+/// `buf` cut into pieces of 1, 7, 16, 64, 3, 200, 1, 7, ... bytes.
+fn pieces(buf: &mut [u8]) -> Vec<&mut [u8]> {
+    const SIZES: [usize; 6] = [1, 7, 16, 64, 3, 200];
+    let mut out = Vec::new();
+    let mut rest = buf;
+    for n in SIZES.iter().cycle() {
+        if rest.is_empty() {
+            break;
+        }
+        let (head, tail) = rest.split_at_mut((*n).min(rest.len()));
+        out.push(head);
+        rest = tail;
+    }
+    out
+}
+
+/// An AEAD vector through [`cp::ChaCha20Poly1305Stream`], associated data
+/// and text in uneven pieces: the ciphertext and tag (valid vectors), and
+/// `verify` (accepts valid vectors, rejects the others).
+#[allow(clippy::too_many_arguments)]
+fn stream_vector(
+    rec: &Record,
+    aead: &ChaCha20Poly1305,
+    nonce: &[u8],
+    aad: &[u8],
+    pt: &[u8],
+    ct: &[u8],
+    tag: &[u8],
+    valid: bool,
+) -> Result<(), String> {
+    let e = |what: &str, err: Error| format!("{}: stream: {what}: {err}", rec.label());
+    let mut s = cp::ChaCha20Poly1305Stream::new(aead);
+    let mut aad_buf = aad.to_vec();
+    if valid {
+        s.start(nonce).map_err(|x| e("start", x))?;
+        for piece in pieces(&mut aad_buf) {
+            s.aad(piece).map_err(|x| e("aad", x))?;
+        }
+        let mut buf = pt.to_vec();
+        for piece in pieces(&mut buf) {
+            s.encrypt(piece).map_err(|x| e("encrypt", x))?;
+        }
+        let t = s.finish().map_err(|x| e("finish", x))?;
+        same("stream: ciphertext", rec, &buf, ct)?;
+        same("stream: tag", rec, &t, tag)?;
+    }
+    s.start(nonce).map_err(|x| e("start", x))?;
+    for piece in pieces(&mut aad_buf) {
+        s.aad(piece).map_err(|x| e("aad", x))?;
+    }
+    let mut buf = ct.to_vec();
+    for piece in pieces(&mut buf) {
+        s.decrypt(piece).map_err(|x| e("decrypt", x))?;
+    }
+    match (s.verify(tag), valid) {
+        (Ok(()), true) => same("stream: plaintext", rec, &buf, pt),
+        (Err(_), false) => Ok(()),
+        (r, _) => Err(format!("{}: stream: verify gave {r:?}", rec.label())),
+    }
 }
 
 /// One AEAD vector through all four call shapes. `valid = false`: every open
@@ -405,6 +479,16 @@ fn run_record(kind: Kind, rec: &Record, backend: Backend) -> Result<(), String> 
                 &rec.bytes("CT")?,
                 &rec.bytes("TAG")?,
                 true,
+            )?;
+            stream_vector(
+                rec,
+                &aead,
+                &rec.bytes("NONCE")?,
+                &rec.bytes("AD")?,
+                &rec.bytes("IN")?,
+                &rec.bytes("CT")?,
+                &rec.bytes("TAG")?,
+                true,
             )
         }
         (Kind::AeadOpenSsl, _) => {
@@ -420,6 +504,16 @@ fn run_record(kind: Kind, rec: &Record, backend: Backend) -> Result<(), String> 
             let aead =
                 ChaCha20Poly1305::with_backend(&rec.bytes("Key")?, backend).map_err(key_err)?;
             aead_vector(
+                rec,
+                &aead,
+                &rec.bytes("IV")?,
+                &rec.bytes("AAD")?,
+                &rec.bytes("Plaintext")?,
+                &rec.bytes("Ciphertext")?,
+                &rec.bytes("Tag")?,
+                valid,
+            )?;
+            stream_vector(
                 rec,
                 &aead,
                 &rec.bytes("IV")?,

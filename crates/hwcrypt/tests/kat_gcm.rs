@@ -6,13 +6,14 @@
 //! Backends that do not implement AES-GCM, or that this (masked) CPU cannot
 //! run, still get their trials, marked ignored, and a line at the start says
 //! which backend was skipped and why. Every file's vector and FAIL counts are
-//! checked, so a parser surprise cannot quietly run fewer vectors.
+//! checked, so a parser surprise cannot quietly run fewer vectors. Every
+//! vector also goes through [`AesGcmStream`] in uneven pieces.
 
 mod common;
 
 use common::{first_difference, to_hex, unhex};
 use hwcrypt::aead::Aead;
-use hwcrypt::gcm::AesGcm;
+use hwcrypt::gcm::{AesGcm, AesGcmStream};
 use hwcrypt::registry::Algorithm;
 use hwcrypt::{Backend, Error};
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -182,6 +183,7 @@ fn run_file(
             return Err(at("key length"));
         }
         let k = AesGcm::with_backend(&v.key, backend).map_err(|e| at(&e.to_string()))?;
+        via_stream(&k, v, decrypt).map_err(|e| at(&format!("stream: {e}")))?;
         let full = v.iv.len() == 12 && v.tag_bits == 128;
         if !decrypt {
             let pt = v.pt.as_ref().expect("checked by the parser");
@@ -245,6 +247,61 @@ fn run_file(
         return Err(format!("{name}: no vector went through the Aead trait"));
     }
     Ok(())
+}
+
+/// `data` cut into pieces of 1, 7, 16, 64, 3, 200, 1, 7, ... bytes, the
+/// sizes starting at `phase`.
+fn pieces(data: &mut [u8], phase: usize) -> Vec<&mut [u8]> {
+    const SIZES: [usize; 6] = [1, 7, 16, 64, 3, 200];
+    let mut out = Vec::new();
+    let mut rest = data;
+    for n in SIZES.iter().cycle().skip(phase % SIZES.len()) {
+        if rest.is_empty() {
+            break;
+        }
+        let (head, tail) = rest.split_at_mut((*n).min(rest.len()));
+        out.push(head);
+        rest = tail;
+    }
+    out
+}
+
+/// The vector through [`AesGcmStream`] with its tag length, associated data
+/// and text in uneven pieces: encryption files give the ciphertext and tag;
+/// decryption files verify (or, for FAIL vectors, reject) the tag.
+fn via_stream(k: &AesGcm, v: &Vector, decrypt: bool) -> Result<(), String> {
+    let mut s = AesGcmStream::with_tag_len(k, v.tag_bits / 8).map_err(|e| e.to_string())?;
+    s.start(&v.iv).map_err(|e| e.to_string())?;
+    let mut aad = v.aad.clone();
+    for piece in pieces(&mut aad, v.line) {
+        s.aad(piece).map_err(|e| e.to_string())?;
+    }
+    if !decrypt {
+        let mut buf = v.pt.clone().expect("checked by the parser");
+        for piece in pieces(&mut buf, v.line / 7) {
+            s.encrypt(piece).map_err(|e| e.to_string())?;
+        }
+        let tag = s.finish().map_err(|e| e.to_string())?;
+        if let Some(d) = first_difference(&buf, &v.ct) {
+            return Err(format!("ciphertext: {d}"));
+        }
+        if tag.as_bytes() != v.tag {
+            return Err(format!("tag {}", to_hex(tag.as_bytes())));
+        }
+        return Ok(());
+    }
+    let mut buf = v.ct.clone();
+    for piece in pieces(&mut buf, v.line / 7) {
+        s.decrypt(piece).map_err(|e| e.to_string())?;
+    }
+    match (s.verify(&v.tag), &v.pt) {
+        (Ok(()), Some(pt)) => match first_difference(&buf, pt) {
+            None => Ok(()),
+            Some(d) => Err(format!("plaintext: {d}")),
+        },
+        (Err(Error::AuthenticationFailed), None) => Ok(()),
+        (r, _) => Err(format!("verify gave {r:?}")),
+    }
 }
 
 fn key_for(bits: usize, rng: &mut StdRng) -> Vec<u8> {

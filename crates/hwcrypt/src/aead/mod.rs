@@ -8,6 +8,7 @@
 //! message that did not verify. Separate-buffer and allocating forms
 //! (`ciphertext || tag`) are built on top.
 
+pub(crate) mod phase;
 #[cfg(feature = "aead")]
 pub mod rustcrypto;
 
@@ -20,9 +21,33 @@ use zeroize::Zeroize;
 pub const TAG_LEN: usize = 16;
 
 /// A full authentication tag.
+///
+/// ```
+/// use hwcrypt::aead::{Aead, Tag};
+/// use hwcrypt::gcm::AesGcm;
+/// let key = AesGcm::new(&[1u8; 16])?;
+/// let mut data = *b"message";
+/// let tag: Tag = key.seal_in_place_detached(&[0u8; 12], b"", &mut data)?;
+/// key.open_in_place_detached(&[0u8; 12], b"", &mut data, &tag)?;
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 pub type Tag = [u8; TAG_LEN];
 
 /// An AEAD key bound to one backend.
+///
+/// ```
+/// use hwcrypt::aead::Aead;
+/// use hwcrypt::{chacha20poly1305::ChaCha20Poly1305, gcm::AesGcm};
+/// // The same code for every AEAD.
+/// fn roundtrip(key: &impl Aead, nonce: &[u8]) -> hwcrypt::Result<()> {
+///     let sealed = key.seal(nonce, b"aad", b"hello")?;
+///     assert_eq!(key.open(nonce, b"aad", &sealed)?, b"hello");
+///     Ok(())
+/// }
+/// roundtrip(&AesGcm::new(&[1u8; 32])?, &[0u8; 12])?;
+/// roundtrip(&ChaCha20Poly1305::new(&[2u8; 32])?, &[0u8; 12])?;
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 pub trait Aead {
     /// Nonce length in bytes.
     const NONCE_LEN: usize;

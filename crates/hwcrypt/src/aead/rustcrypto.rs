@@ -27,10 +27,26 @@ use aead::inout::InOutBuf;
 use aead::{AeadCore, AeadInOut, Key, KeyInit, KeySizeUser, Nonce, Tag, TagPosition};
 
 /// AES-128-GCM with a fixed key size, for [`KeyInit`].
+///
+/// ```
+/// use hwcrypt::aead::rustcrypto::{aead::{Aead, KeyInit}, Aes128Gcm};
+/// let cipher = Aes128Gcm::new(&[1u8; 16].into());
+/// let nonce = [0u8; 12].into();
+/// let sealed = cipher.encrypt(&nonce, b"hello".as_ref()).unwrap();
+/// assert_eq!(cipher.decrypt(&nonce, sealed.as_ref()).unwrap(), b"hello");
+/// ```
 #[derive(Debug)]
 pub struct Aes128Gcm(AesGcm);
 
 /// AES-256-GCM with a fixed key size, for [`KeyInit`].
+///
+/// ```
+/// use hwcrypt::aead::rustcrypto::{aead::{Aead, KeyInit}, Aes256Gcm};
+/// let cipher = Aes256Gcm::new(&[1u8; 32].into());
+/// let nonce = [0u8; 12].into();
+/// let sealed = cipher.encrypt(&nonce, b"hello".as_ref()).unwrap();
+/// assert_eq!(cipher.decrypt(&nonce, sealed.as_ref()).unwrap(), b"hello");
+/// ```
 #[derive(Debug)]
 pub struct Aes256Gcm(AesGcm);
 

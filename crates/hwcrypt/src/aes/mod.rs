@@ -3,7 +3,7 @@
 //! [`Aes`] is an expanded key bound to one backend, chosen when the key is
 //! made: the default is the highest-priority backend the (masked) CPU can
 //! run, and [`Aes::with_backend`] forces one by name. The modes in
-//! [`crate::modes`] are written once over the [`AesKernels`] each backend
+//! [`crate::modes`] are written once over the `AesKernels` each backend
 //! provides; a backend only supplies the kernels.
 
 mod soft;
@@ -25,9 +25,27 @@ use core::fmt;
 pub const BLOCK_SIZE: usize = 16;
 
 /// One AES block.
+///
+/// ```
+/// use hwcrypt::aes::{Aes, Block};
+/// let aes = Aes::new(&[0u8; 16])?;
+/// let mut block: Block = [0u8; 16];
+/// aes.encrypt_block(&mut block);
+/// aes.decrypt_block(&mut block);
+/// assert_eq!(block, [0u8; 16]);
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 pub type Block = [u8; BLOCK_SIZE];
 
 /// The three AES key sizes.
+///
+/// ```
+/// use hwcrypt::aes::KeySize;
+/// let size = KeySize::from_key_len(32)?;
+/// assert_eq!((size, size.rounds(), size.bits()), (KeySize::Aes256, 14, 256));
+/// assert!(KeySize::from_key_len(20).is_err());
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum KeySize {
     /// 16-byte key, 10 rounds.
@@ -80,6 +98,16 @@ impl KeySize {
 }
 
 /// How a CTR counter block is incremented.
+///
+/// ```
+/// use hwcrypt::{aes::{Aes, CounterWidth}, modes::Ctr};
+/// // GCM-style counter: only the last 4 bytes count, wrapping at 2^32.
+/// let mut ctr = Ctr::with_width(Aes::new(&[7u8; 16])?, &[0xff; 16], CounterWidth::Low32)?;
+/// let mut data = [0u8; 64];
+/// ctr.apply_keystream(&mut data);
+/// assert_eq!(ctr.next_counter()[..12], [0xff; 12]); // the first 12 bytes never change
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum CounterWidth {
     /// The whole 16-byte block is one big-endian integer that carries across
@@ -213,6 +241,15 @@ enum Inner {
 
 /// An expanded AES key (encryption and decryption schedules) bound to one
 /// backend. Round keys are zeroized when it is dropped and never printed.
+///
+/// ```
+/// use hwcrypt::aes::Aes;
+/// let aes = Aes::new(&[0x2b; 16])?; // the best backend this CPU runs
+/// let mut block = [0u8; 16];
+/// aes.encrypt_block(&mut block);
+/// println!("{aes:?}"); // key size and backend only, never the key
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Aes {
     inner: Inner,
@@ -298,6 +335,17 @@ impl Aes {
     /// AES-128, -192 or -256.
     pub fn key_size(&self) -> KeySize {
         self.size
+    }
+
+    /// Internal, for the stack-residue test (feature `residue-test`): the
+    /// memory holding this key's secrets, as (address, length) pairs.
+    #[cfg(feature = "residue-test")]
+    #[doc(hidden)]
+    pub fn secret_regions(&self) -> Vec<(usize, usize)> {
+        vec![(
+            core::ptr::from_ref(&self.inner) as usize,
+            size_of::<Inner>(),
+        )]
     }
 
     /// Encrypts one block in place.

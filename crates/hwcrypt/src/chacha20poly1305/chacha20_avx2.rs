@@ -91,6 +91,29 @@ impl Avx2 {
         // SAFETY: as in `seal`.
         unsafe { aead::<false>(key, nonce, aad, input, output) }
     }
+
+    /// The middle of a streamed message: encrypts (`seal`) or decrypts
+    /// `buf` in place from block `state[12]` and absorbs its ciphertext into
+    /// `poly`, stitched as in a one-shot message. `buf` is whole 64-byte
+    /// blocks, and `poly` is at a block boundary.
+    pub(crate) fn aead_blocks(
+        self,
+        seal: bool,
+        state: &[u32; 16],
+        poly: &mut Poly1305,
+        buf: &mut [u8],
+    ) {
+        assert!(buf.len().is_multiple_of(64));
+        // SAFETY: an `Avx2` exists only if AVX and AVX2 were detected; the
+        // length is whole blocks (checked above).
+        unsafe {
+            if seal {
+                aead_blocks::<true>(state, poly, buf);
+            } else {
+                aead_blocks::<false>(state, poly, buf);
+            }
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -607,4 +630,67 @@ fn aead<const SEAL: bool>(
         poly.update_padded(mac(pending_at, pending_len));
     }
     poly.finish_aead(aad.len() as u64, len as u64)
+}
+
+/// The middle of a streamed message (see [`Avx2::aead_blocks`]): the loop
+/// of [`aead`] without its first batch (block 0, the associated data) and
+/// its end (the length block). `buf.len()` is a multiple of 64, so every
+/// chunk is whole 16-byte blocks.
+#[target_feature(enable = "avx2")]
+fn aead_blocks<const SEAL: bool>(state: &[u32; 16], poly: &mut Poly1305, buf: &mut [u8]) {
+    let len = buf.len();
+    debug_assert!(len.is_multiple_of(64));
+    let p = buf.as_mut_ptr();
+    let mac = |from: usize, n: usize| {
+        debug_assert!(from + n <= len);
+        // SAFETY: `p` covers `len` bytes and every caller passes
+        // `from + n <= len`; each slice covers bytes not written while it
+        // lives (sealing: an earlier chunk, already written; opening: the
+        // current chunk, before its keystream is applied).
+        unsafe { core::slice::from_raw_parts(p.cast_const().add(from), n) }
+    };
+    let mut x = init8(state);
+    // Sealing: the ciphertext not yet absorbed.
+    let (mut pending_at, mut pending_len) = (0, 0);
+    let mut off = 0;
+    while len - off >= BATCH {
+        let (m, nb) = if SEAL {
+            (mac(pending_at, pending_len), pending_len / 16)
+        } else {
+            (mac(off, BATCH), BATCH / 16)
+        };
+        let mut ks = blocks8(&x, |i| {
+            let (lo, hi) = share(i, nb);
+            poly.blocks(&m[lo..hi]);
+        });
+        // SAFETY: off + 512 <= len, in place.
+        unsafe { xor512(p.add(off), p.add(off), &ks) };
+        wipe(&mut ks);
+        (pending_at, pending_len) = (off, BATCH);
+        next8(&mut x);
+        off += BATCH;
+    }
+    if off < len {
+        let n = len - off;
+        let mut st = *state;
+        st[12] = st[12].wrapping_add((off / 64) as u32);
+        let (m, nb) = if SEAL {
+            (mac(pending_at, pending_len), pending_len / 16)
+        } else {
+            (mac(off, n), n / 16)
+        };
+        let mut ks = tail_keystream(&x, &st, n, |i| {
+            let (lo, hi) = share(i, nb);
+            poly.blocks(&m[lo..hi]);
+        });
+        st.zeroize();
+        // SAFETY: the `n` bytes from `off` are inside `buf`, in place.
+        unsafe { xor_partial(p.add(off), p.add(off), &ks, 0, n) };
+        wipe(&mut ks);
+        (pending_at, pending_len) = (off, n);
+    }
+    wipe(&mut x);
+    if SEAL {
+        poly.blocks(mac(pending_at, pending_len));
+    }
 }

@@ -126,6 +126,29 @@ impl Avx512 {
         // SAFETY: as in `seal`.
         unsafe { aead::<false>(key, nonce, aad, input, output) }
     }
+
+    /// The middle of a streamed message: encrypts (`seal`) or decrypts
+    /// `buf` in place from block `state[12]` and absorbs its ciphertext into
+    /// `poly`, stitched as in a one-shot message. `buf` is whole 64-byte
+    /// blocks, and `poly` is at a block boundary.
+    pub(crate) fn aead_blocks(
+        self,
+        seal: bool,
+        state: &[u32; 16],
+        poly: &mut Poly1305,
+        buf: &mut [u8],
+    ) {
+        assert!(buf.len().is_multiple_of(64));
+        // SAFETY: an `Avx512` exists only if the features were detected;
+        // the length is whole blocks (checked above).
+        unsafe {
+            if seal {
+                aead_blocks::<true>(state, poly, buf);
+            } else {
+                aead_blocks::<false>(state, poly, buf);
+            }
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -924,6 +947,94 @@ fn aead<const SEAL: bool>(
     }
     poly.update_padded(mac(absorbed, len - absorbed));
     poly.finish_aead(aad.len() as u64, len as u64)
+}
+
+/// The middle of a streamed message (see [`Avx512::aead_blocks`]): the
+/// loop of [`aead`] without its first batch (block 0, the associated data)
+/// and its end (the length block): `buf.len()` is a multiple of 64, so
+/// every chunk but the last is a whole batch and the rest after the vector
+/// Poly1305's groups is whole 16-byte blocks.
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+fn aead_blocks<const SEAL: bool>(state: &[u32; 16], poly: &mut Poly1305, buf: &mut [u8]) {
+    let len = buf.len();
+    debug_assert!(len.is_multiple_of(64));
+    if len < IFMA_MIN {
+        // Too short to pay for the vector Poly1305's setup.
+        if !SEAL {
+            poly.blocks(buf);
+        }
+        xor_keystream(state, InOut::InPlace(&mut *buf));
+        if SEAL {
+            poly.blocks(buf);
+        }
+        return;
+    }
+    let p = buf.as_mut_ptr();
+    let mac = |from: usize, n: usize| {
+        debug_assert!(from + n <= len);
+        // SAFETY: `p` covers `len` bytes and every caller passes
+        // `from + n <= len`; each slice covers bytes not written while it
+        // lives (sealing: earlier chunks, already written; opening: the
+        // current chunk, before its keystream is applied).
+        unsafe { core::slice::from_raw_parts(p.cast_const().add(from), n) }
+    };
+    let mut x = init16(state);
+    let mut st = *state;
+    let mut ifma = Some(Ifma::new(poly));
+    // Ciphertext bytes absorbed so far.
+    let mut absorbed = 0;
+    let mut off = 0;
+    while off < len {
+        let n = (len - off).min(BATCH);
+        // Sealing: what was written before this chunk; opening: this chunk,
+        // read before it is overwritten.
+        let ready = if SEAL { off } else { off + n };
+        let mut ks = match ifma.as_mut() {
+            Some(v) => {
+                let groups = (ready - absorbed) / GROUP;
+                debug_assert!(groups <= 10);
+                let base = mac(absorbed, groups * GROUP).as_ptr();
+                absorbed += groups * GROUP;
+                let mut between = IfmaSteps {
+                    v,
+                    base,
+                    groups,
+                    _detected: Avx512 { _detected: () },
+                };
+                keystream(&x, &st, n, &mut between)
+            }
+            None => {
+                debug_assert!(false, "no Poly1305 lanes before the last chunk");
+                keystream(&x, &st, n, &mut ())
+            }
+        };
+        if !SEAL && off + n == len {
+            // The last chunk: absorb its rest before it is overwritten.
+            if let Some(v) = ifma.take() {
+                v.finish(poly);
+            }
+            poly.blocks(mac(absorbed, len - absorbed));
+            absorbed = len;
+        }
+        // SAFETY: the `n` bytes from `off` are inside `buf` (in place).
+        unsafe { xor_partial(p.add(off), p.add(off), &ks, 0, n) };
+        wipe(&mut ks);
+        next_batch(&mut x);
+        st[12] = st[12].wrapping_add((BATCH / 64) as u32);
+        off += n;
+    }
+    st.zeroize();
+    wipe(&mut x);
+    if let Some(mut v) = ifma.take() {
+        // Sealing: whole groups of the last chunk, then the lanes fold back.
+        while len - absorbed >= GROUP {
+            // SAFETY: 128 bytes of written ciphertext from `absorbed`.
+            unsafe { v.absorb(p.add(absorbed)) };
+            absorbed += GROUP;
+        }
+        v.finish(poly);
+    }
+    poly.blocks(mac(absorbed, len - absorbed));
 }
 
 /// The vector Poly1305 of `groups` (at most 10) whole groups at `base`, one

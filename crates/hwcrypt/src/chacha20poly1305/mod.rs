@@ -7,6 +7,11 @@
 //! too ([`chacha20_xor`], [`hchacha20`], [`poly1305`]) so their RFC vectors
 //! can be checked on every backend.
 //!
+//! [`ChaCha20Poly1305Stream`] takes one message in pieces of any size
+//! (associated data, then data, then the tag), byte for byte what the
+//! one-shot API gives; [`ChaCha20`] is the raw stream cipher with OpenSSL's
+//! 16-byte IV (counter then nonce), incremental across calls.
+//!
 //! ```
 //! use hwcrypt::aead::Aead;
 //! use hwcrypt::chacha20poly1305::ChaCha20Poly1305;
@@ -18,6 +23,7 @@
 
 mod chacha20_soft;
 mod poly1305_soft;
+mod stream;
 
 #[cfg(target_arch = "x86_64")]
 mod chacha20_avx2;
@@ -32,6 +38,8 @@ use crate::registry::{self, Algorithm};
 use core::fmt;
 use poly1305_soft::Poly1305;
 use zeroize::{Zeroize, Zeroizing};
+
+pub use stream::{CHACHA20_IV_LEN, ChaCha20, ChaCha20Poly1305Stream};
 
 /// Key length in bytes.
 pub const KEY_LEN: usize = 32;
@@ -94,6 +102,28 @@ impl Engine {
             Engine::Avx2(t) => t.xor_keystream(state, io),
             #[cfg(target_arch = "x86_64")]
             Engine::Avx512(t) => t.xor_keystream(state, io),
+        }
+    }
+
+    /// The middle of a streamed message: encrypts (`seal`) or decrypts
+    /// `buf` (whole 64-byte blocks) in place from block `state[12]` and
+    /// absorbs its ciphertext into `poly` (at a block boundary); the vector
+    /// backends stitch both in one pass.
+    fn aead_blocks(self, seal: bool, state: &[u32; 16], poly: &mut Poly1305, buf: &mut [u8]) {
+        match self {
+            Engine::Soft => {
+                if !seal {
+                    poly.blocks(buf);
+                }
+                chacha20_soft::xor_keystream(state, InOut::InPlace(&mut *buf));
+                if seal {
+                    poly.blocks(buf);
+                }
+            }
+            #[cfg(target_arch = "x86_64")]
+            Engine::Avx2(t) => t.aead_blocks(seal, state, poly, buf),
+            #[cfg(target_arch = "x86_64")]
+            Engine::Avx512(t) => t.aead_blocks(seal, state, poly, buf),
         }
     }
 
@@ -273,6 +303,14 @@ macro_rules! chacha_aead {
                 })
             }
 
+            /// Internal, for the stack-residue test (feature `residue-test`):
+            /// the memory holding this key's secrets, as (address, length) pairs.
+            #[cfg(feature = "residue-test")]
+            #[doc(hidden)]
+            pub fn secret_regions(&self) -> Vec<(usize, usize)> {
+                vec![(self.core.key.as_ptr() as usize, size_of::<[u32; 8]>())]
+            }
+
             fn check_nonce(nonce: &[u8]) -> Result<()> {
                 if nonce.len() == $nonce_len {
                     Ok(())
@@ -357,6 +395,15 @@ macro_rules! chacha_aead {
 
 /// ChaCha20-Poly1305 (RFC 8439): 32-byte key, 12-byte nonce, 16-byte tag.
 /// The key is wiped on drop; `Debug` shows only the algorithm and backend.
+///
+/// ```
+/// use hwcrypt::aead::Aead;
+/// use hwcrypt::chacha20poly1305::ChaCha20Poly1305;
+/// let key = ChaCha20Poly1305::new(&[2u8; 32])?;
+/// let sealed = key.seal(&[0u8; 12], b"", b"hello")?;
+/// assert_eq!(key.open(&[0u8; 12], b"", &sealed)?, b"hello");
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct ChaCha20Poly1305 {
     core: Core,
@@ -376,6 +423,16 @@ chacha_aead!(ChaCha20Poly1305, "ChaCha20-Poly1305", nonce: 12);
 /// uses the subkey HChaCha20(key, nonce[..16]) and the ChaCha20-Poly1305
 /// nonce `[0; 4] || nonce[16..]`, as libsodium's
 /// `crypto_aead_xchacha20poly1305_ietf`. Random nonces are safe to use.
+///
+/// ```
+/// use hwcrypt::aead::Aead;
+/// use hwcrypt::chacha20poly1305::XChaCha20Poly1305;
+/// let key = XChaCha20Poly1305::new(&[3u8; 32])?;
+/// let nonce = [9u8; 24]; // long enough to be drawn at random
+/// let sealed = key.seal(&nonce, b"", b"hello")?;
+/// assert_eq!(key.open(&nonce, b"", &sealed)?, b"hello");
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct XChaCha20Poly1305 {
     core: Core,

@@ -23,6 +23,14 @@ use std::sync::OnceLock;
 pub const MASK_ENV_VAR: &str = "HWCRYPT_CPU";
 
 /// One CPU feature hwcrypt cares about.
+///
+/// ```
+/// use hwcrypt::cpu::{self, Feature};
+/// assert_eq!(Feature::from_name("vaes"), Some(Feature::Vaes));
+/// let usable = cpu::features()?; // detected, after the HWCRYPT_CPU mask
+/// println!("AES-NI usable: {}", usable.has(Feature::Aes));
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Feature {
     /// AES-NI (`aesenc`, `aeskeygenassist`, `aesimc`).
@@ -119,6 +127,14 @@ impl fmt::Display for Feature {
 }
 
 /// A set of [`Feature`]s.
+///
+/// ```
+/// use hwcrypt::cpu::{Feature, Features};
+/// let needs = Features::of(&[Feature::Aes, Feature::Ssse3]);
+/// let have = Features::of(&[Feature::Aes]);
+/// assert!(!have.contains(needs));
+/// assert_eq!(have.missing(needs), Features::of(&[Feature::Ssse3]));
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Features(u32);
 
@@ -210,6 +226,15 @@ impl fmt::Debug for Features {
 }
 
 /// A parsed `HWCRYPT_CPU` value: the features it switches off.
+///
+/// ```
+/// use hwcrypt::cpu::{Feature, Features, Mask};
+/// let mask = Mask::parse("-vaes")?;
+/// let cpu = Features::of(&[Feature::Aes, Feature::Avx, Feature::Avx2, Feature::Vaes]);
+/// assert!(!mask.apply(cpu).has(Feature::Vaes));
+/// assert!(Mask::parse("+vaes").is_err()); // a mask only switches features off
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Mask {
     removed: Features,
@@ -298,6 +323,12 @@ fn detect() -> Features {
 }
 
 /// What the processor calls itself, with family/model/stepping where known.
+///
+/// ```
+/// if let Some(model) = hwcrypt::cpu::model() {
+///     println!("{} ({}, family {:#x})", model.brand, model.vendor, model.family);
+/// }
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CpuModel {
     /// Vendor string, e.g. `AuthenticAMD`.

@@ -15,6 +15,15 @@ use core::ops::Range;
 pub const MAX_KEYS: u64 = 1 << 60;
 
 /// The candidate values of one key byte: a non-empty set.
+///
+/// ```
+/// use hwcrypt::crack::{ByteSet, KeySpace};
+/// let mut bytes = vec![ByteSet::range(0, 15)?, ByteSet::list(&[1, 5, 9])?];
+/// bytes.extend(std::iter::repeat_n(ByteSet::fixed(0), 14));
+/// let space = KeySpace::new(bytes)?;
+/// assert_eq!(space.size(), 16 * 3);
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct ByteSet {
     /// Sorted, without duplicates, never empty.
@@ -82,6 +91,17 @@ impl fmt::Debug for ByteSet {
 }
 
 /// A set of candidate AES keys: one [`ByteSet`] per key byte.
+///
+/// ```
+/// use hwcrypt::crack::KeySpace;
+/// let space = KeySpace::parse("0..=16*6, 0*26")?; // AES-256, six bytes in 0..=16
+/// assert_eq!(space.size(), 17u64.pow(6));
+/// let mut key = [0u8; 32];
+/// space.key_at(1, &mut key); // keys are numbered with byte 0 most significant
+/// assert_eq!(key[5], 1);
+/// assert_eq!(space.index_of(&key), Some(1));
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct KeySpace {
     bytes: Vec<ByteSet>,

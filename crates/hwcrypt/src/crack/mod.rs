@@ -201,6 +201,14 @@ pub fn keys_per_register(backend: Backend) -> usize {
 
 /// A flag that stops a running search (from another thread, a signal
 /// handler, ...). Clones share the flag.
+///
+/// ```
+/// use hwcrypt::crack::{CancelToken, SearchOptions};
+/// let cancel = CancelToken::new();
+/// let options = SearchOptions { cancel: Some(cancel.clone()), ..SearchOptions::default() };
+/// cancel.cancel(); // from any thread: the search stops within a batch
+/// assert!(options.cancel.unwrap().is_cancelled());
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct CancelToken(Arc<AtomicBool>);
 
@@ -222,6 +230,13 @@ impl CancelToken {
 }
 
 /// How to run a search.
+///
+/// ```
+/// use hwcrypt::crack::SearchOptions;
+/// // Slice 3 of 16, two threads, every matching key.
+/// let options = SearchOptions { threads: 2, shard: Some((3, 16)), find_all: true, ..SearchOptions::default() };
+/// assert_eq!(options.backend, None); // the best batch backend this CPU runs
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct SearchOptions {
     /// Worker threads; 0 = one per available core.
@@ -245,6 +260,23 @@ pub struct SearchOptions {
 }
 
 /// A snapshot for the progress callback.
+///
+/// ```
+/// use hwcrypt::crack::{Challenge, KeySpace, Mode, Padding, Predicate, Progress, Search, SearchOptions};
+/// let mut key = [0u8; 16];
+/// key[0] = 9;
+/// let ciphertext = hwcrypt::modes::Cbc::new(hwcrypt::aes::Aes::new(&key)?, &[0; 16])?
+///     .encrypt_padded(b"attack at dawn, then again at dusk");
+/// let space = KeySpace::parse("0..=16, 0*15")?;
+/// let challenge = Challenge::new(ciphertext, Mode::Cbc { iv: None }, Padding::Auto,
+///     vec![Predicate::Contains(b"dusk".to_vec())])?;
+/// let search = Search::new(&space, &challenge, SearchOptions::default())?;
+/// let outcome = search.run(|p: &Progress| eprintln!("{}/{} keys, {} hits", p.searched, p.total, p.hits));
+/// let hit = &outcome.hits[0];
+/// assert_eq!((hit.key.as_slice(), hit.index), (&key[..], 9));
+/// assert_eq!(hit.plaintext_offset, 16); // CBC without the IV: block 0 is not known
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Progress {
     /// Keys tested so far.
@@ -258,6 +290,23 @@ pub struct Progress {
 }
 
 /// A key that passed the full predicate.
+///
+/// ```
+/// use hwcrypt::crack::{Challenge, KeySpace, Mode, Padding, Predicate, Progress, Search, SearchOptions};
+/// let mut key = [0u8; 16];
+/// key[0] = 9;
+/// let ciphertext = hwcrypt::modes::Cbc::new(hwcrypt::aes::Aes::new(&key)?, &[0; 16])?
+///     .encrypt_padded(b"attack at dawn, then again at dusk");
+/// let space = KeySpace::parse("0..=16, 0*15")?;
+/// let challenge = Challenge::new(ciphertext, Mode::Cbc { iv: None }, Padding::Auto,
+///     vec![Predicate::Contains(b"dusk".to_vec())])?;
+/// let search = Search::new(&space, &challenge, SearchOptions::default())?;
+/// let outcome = search.run(|p: &Progress| eprintln!("{}/{} keys, {} hits", p.searched, p.total, p.hits));
+/// let hit = &outcome.hits[0];
+/// assert_eq!((hit.key.as_slice(), hit.index), (&key[..], 9));
+/// assert_eq!(hit.plaintext_offset, 16); // CBC without the IV: block 0 is not known
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Hit {
     /// The key.
@@ -288,6 +337,23 @@ impl core::fmt::Debug for Hit {
 }
 
 /// What a search did.
+///
+/// ```
+/// use hwcrypt::crack::{Challenge, KeySpace, Mode, Padding, Predicate, Progress, Search, SearchOptions};
+/// let mut key = [0u8; 16];
+/// key[0] = 9;
+/// let ciphertext = hwcrypt::modes::Cbc::new(hwcrypt::aes::Aes::new(&key)?, &[0; 16])?
+///     .encrypt_padded(b"attack at dawn, then again at dusk");
+/// let space = KeySpace::parse("0..=16, 0*15")?;
+/// let challenge = Challenge::new(ciphertext, Mode::Cbc { iv: None }, Padding::Auto,
+///     vec![Predicate::Contains(b"dusk".to_vec())])?;
+/// let search = Search::new(&space, &challenge, SearchOptions::default())?;
+/// let outcome = search.run(|p: &Progress| eprintln!("{}/{} keys, {} hits", p.searched, p.total, p.hits));
+/// let hit = &outcome.hits[0];
+/// assert_eq!((hit.key.as_slice(), hit.index), (&key[..], 9));
+/// assert_eq!(hit.plaintext_offset, 16); // CBC without the IV: block 0 is not known
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Outcome {
     /// Matching keys (at most one unless `find_all`), in no particular order.
@@ -316,6 +382,23 @@ pub struct Outcome {
 }
 
 /// A validated search, ready to run.
+///
+/// ```
+/// use hwcrypt::crack::{Challenge, KeySpace, Mode, Padding, Predicate, Progress, Search, SearchOptions};
+/// let mut key = [0u8; 16];
+/// key[0] = 9;
+/// let ciphertext = hwcrypt::modes::Cbc::new(hwcrypt::aes::Aes::new(&key)?, &[0; 16])?
+///     .encrypt_padded(b"attack at dawn, then again at dusk");
+/// let space = KeySpace::parse("0..=16, 0*15")?;
+/// let challenge = Challenge::new(ciphertext, Mode::Cbc { iv: None }, Padding::Auto,
+///     vec![Predicate::Contains(b"dusk".to_vec())])?;
+/// let search = Search::new(&space, &challenge, SearchOptions::default())?;
+/// let outcome = search.run(|p: &Progress| eprintln!("{}/{} keys, {} hits", p.searched, p.total, p.hits));
+/// let hit = &outcome.hits[0];
+/// assert_eq!((hit.key.as_slice(), hit.index), (&key[..], 9));
+/// assert_eq!(hit.plaintext_offset, 16); // CBC without the IV: block 0 is not known
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Search<'a> {
     space: &'a KeySpace,

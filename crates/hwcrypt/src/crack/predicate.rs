@@ -11,6 +11,13 @@ use crate::modes::{Cbc, Ctr, Ecb};
 pub const MAX_FILTER_BLOCKS: usize = 8;
 
 /// The cipher mode of the ciphertext.
+///
+/// ```
+/// use hwcrypt::crack::Mode;
+/// let unknown_iv = Mode::Cbc { iv: None }; // block 0 is then not checked
+/// assert_eq!(unknown_iv.name(), "cbc");
+/// assert_eq!(Mode::Ctr { iv: [0u8; 16] }.name(), "ctr");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     /// AES-ECB.
@@ -40,6 +47,16 @@ impl Mode {
 }
 
 /// PKCS#7 padding of ECB/CBC plaintexts.
+///
+/// ```
+/// use hwcrypt::crack::{Challenge, Mode, Padding, Predicate};
+/// let ciphertext = vec![0u8; 32];
+/// // Require valid PKCS#7 padding and a known first byte.
+/// let challenge = Challenge::new(ciphertext, Mode::Ecb, Padding::Pkcs7,
+///     vec![Predicate::KnownAt { offset: 0, bytes: b"{".to_vec() }])?;
+/// assert_eq!(challenge.blocks(), 2);
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Padding {
     /// Strip valid PKCS#7 padding before the predicates look at the
@@ -54,6 +71,16 @@ pub enum Padding {
 
 /// A property of the plaintext the right key produces. A search accepts a
 /// key when *all* its predicates hold.
+///
+/// ```
+/// use hwcrypt::crack::Predicate;
+/// let predicates = vec![
+///     Predicate::Text { min_ratio: 1.0, utf8: false }, // all printable
+///     Predicate::Contains(b"password".to_vec()),
+///     Predicate::KnownAt { offset: 0, bytes: b"PK".to_vec() },
+/// ];
+/// assert_eq!(predicates.len(), 3);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum Predicate {
     /// The plaintext contains these bytes somewhere (across block boundaries too).
@@ -176,6 +203,18 @@ pub(crate) fn allowed_non_text(len: usize, min_ratio: f64) -> usize {
 
 /// A challenge: ciphertext, mode, padding and predicates, checked for
 /// consistency. [`super::search`] runs it over a key space.
+///
+/// ```
+/// use hwcrypt::crack::{Challenge, Mode, Padding, Predicate};
+/// let challenge = Challenge::new(
+///     vec![0u8; 48],                 // the ciphertext
+///     Mode::Cbc { iv: None },        // IV unknown
+///     Padding::Auto,
+///     vec![Predicate::Text { min_ratio: 1.0, utf8: false }],
+/// )?;
+/// assert_eq!(challenge.blocks(), 3);
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Challenge {
     pub(crate) ciphertext: Vec<u8>,

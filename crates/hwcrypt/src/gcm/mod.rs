@@ -22,6 +22,10 @@
 //! # Ok::<(), hwcrypt::Error>(())
 //! ```
 //!
+//! [`AesGcmStream`] takes one message in pieces of any size (associated
+//! data, then data, then the tag), byte for byte what the one-shot API
+//! gives; see its docs for what streaming decryption implies.
+//!
 //! The mode is written once here: `J0`, the length block, the limits and the
 //! tag. A backend supplies five kernels over a key that holds the AES round
 //! keys and the GHASH key `H` (powers of it, for the x86 backends):
@@ -47,6 +51,7 @@
 //! 32 blocks per reduction.
 
 mod ghash_soft;
+mod stream;
 
 #[cfg(target_arch = "x86_64")]
 mod aesni_clmul;
@@ -63,6 +68,8 @@ use crate::registry::{self, Algorithm};
 use core::fmt;
 use zeroize::Zeroize;
 
+pub use stream::AesGcmStream;
+
 /// Length of the nonce of the [`Aead`] interface (96 bits, the SP 800-38D
 /// recommendation: `J0 = IV || 0^31 || 1`).
 pub const NONCE_LEN: usize = 12;
@@ -78,6 +85,18 @@ pub const MAX_IV_LEN: u64 = (1 << 61) - 1;
 
 /// A tag of one of the lengths SP 800-38D allows (4, 8, 12, 13, 14, 15 or 16
 /// bytes): the leading bytes of the full tag.
+///
+/// ```
+/// use hwcrypt::gcm::AesGcm;
+/// let key = AesGcm::new(&[1u8; 16])?;
+/// let iv = [0u8; 12];
+/// let mut data = *b"short tag";
+/// let tag = key.seal_in_place_detached_with(&iv, b"", &mut data, 12)?; // 12-byte tag
+/// assert_eq!(tag.len(), 12);
+/// key.open_in_place_detached_with(&iv, b"", &mut data, tag.as_bytes())?;
+/// assert_eq!(&data, b"short tag");
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct GcmTag {
     bytes: [u8; 16],
@@ -142,6 +161,15 @@ enum Inner {
 /// An AES-GCM key (AES-128, -192 or -256) bound to one backend. The AES
 /// round keys and the GHASH key are zeroized on drop; `Debug` shows only the
 /// algorithm and the backend.
+///
+/// ```
+/// use hwcrypt::aead::Aead;
+/// use hwcrypt::gcm::AesGcm;
+/// let gcm = AesGcm::new(&[1u8; 32])?; // AES-256-GCM on the best backend here
+/// let sealed = gcm.seal(&[0u8; 12], b"header", b"secret")?;
+/// assert_eq!(gcm.open(&[0u8; 12], b"header", &sealed)?, b"secret");
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct AesGcm {
     inner: Inner,
@@ -189,6 +217,17 @@ impl AesGcm {
     /// AES-128, -192 or -256.
     pub fn key_size(&self) -> KeySize {
         self.size
+    }
+
+    /// Internal, for the stack-residue test (feature `residue-test`): the
+    /// memory holding this key's secrets, as (address, length) pairs.
+    #[cfg(feature = "residue-test")]
+    #[doc(hidden)]
+    pub fn secret_regions(&self) -> Vec<(usize, usize)> {
+        vec![(
+            core::ptr::from_ref(&self.inner) as usize,
+            size_of::<Inner>(),
+        )]
     }
 
     /// `E(K, c)` for the counter block whose big-endian integer is `c`.

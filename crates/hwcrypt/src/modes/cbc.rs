@@ -9,6 +9,14 @@ use zeroize::Zeroize;
 
 /// AES-CBC over whole blocks. The chaining value (the last ciphertext block)
 /// is kept, so a message may be passed in several calls of whole blocks.
+///
+/// ```
+/// use hwcrypt::{aes::Aes, modes::Cbc};
+/// let aes = Aes::new(&[0u8; 16])?;
+/// let ciphertext = Cbc::new(&aes, &[1u8; 16])?.encrypt_padded(b"hello"); // PKCS#7
+/// assert_eq!(Cbc::new(&aes, &[1u8; 16])?.decrypt_padded(&ciphertext)?, b"hello");
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Cbc<K = Aes> {
     aes: K,

@@ -9,6 +9,16 @@ use core::borrow::Borrow;
 use zeroize::Zeroize;
 
 /// AES-CFB128; calls of any length continue where the last stopped.
+///
+/// ```
+/// use hwcrypt::{aes::Aes, modes::Cfb128};
+/// let aes = Aes::new(&[0u8; 16])?;
+/// let mut data = *b"any length";
+/// Cfb128::new(&aes, &[1u8; 16])?.encrypt(&mut data);
+/// Cfb128::new(&aes, &[1u8; 16])?.decrypt(&mut data);
+/// assert_eq!(&data, b"any length");
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Cfb128<K = Aes> {
     aes: K,
@@ -97,6 +107,16 @@ enum Direction {
 
 /// AES-CFB8: one byte per block encryption (16x the work of CFB128). Any
 /// call length; state carries over.
+///
+/// ```
+/// use hwcrypt::{aes::Aes, modes::Cfb8};
+/// let aes = Aes::new(&[0u8; 16])?;
+/// let mut data = *b"byte by byte";
+/// Cfb8::new(&aes, &[1u8; 16])?.encrypt(&mut data);
+/// Cfb8::new(&aes, &[1u8; 16])?.decrypt(&mut data);
+/// assert_eq!(&data, b"byte by byte");
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Cfb8<K = Aes> {
     aes: K,

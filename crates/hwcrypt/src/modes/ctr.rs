@@ -10,6 +10,18 @@ use zeroize::Zeroize;
 /// AES-CTR keystream. Calls of any length continue where the last stopped;
 /// [`Ctr::seek`] jumps to any byte offset. Encryption and decryption are the
 /// same operation, [`Ctr::apply_keystream`].
+///
+/// ```
+/// use hwcrypt::{aes::Aes, modes::Ctr};
+/// let mut ctr = Ctr::new(Aes::new(&[0u8; 16])?, &[0u8; 16])?;
+/// let mut data = *b"any length, any split";
+/// ctr.apply_keystream(&mut data[..5]);
+/// ctr.apply_keystream(&mut data[5..]);
+/// ctr.seek(0); // back to the start: CTR is its own inverse
+/// ctr.apply_keystream(&mut data);
+/// assert_eq!(&data, b"any length, any split");
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Ctr<K = Aes> {
     aes: K,

@@ -8,6 +8,16 @@ use crate::inout::InOut;
 use core::borrow::Borrow;
 
 /// AES-ECB over whole blocks.
+///
+/// ```
+/// use hwcrypt::{aes::Aes, modes::Ecb};
+/// let ecb = Ecb::new(Aes::new(&[0u8; 16])?);
+/// let mut blocks = [0u8; 32]; // whole blocks only
+/// ecb.encrypt(&mut blocks)?;
+/// ecb.decrypt(&mut blocks)?;
+/// assert_eq!(blocks, [0u8; 32]);
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Ecb<K = Aes> {
     aes: K,

@@ -9,6 +9,16 @@ use zeroize::Zeroize;
 
 /// AES-OFB keystream; calls of any length continue where the last stopped.
 /// Encryption and decryption are the same operation.
+///
+/// ```
+/// use hwcrypt::{aes::Aes, modes::Ofb};
+/// let aes = Aes::new(&[0u8; 16])?;
+/// let mut data = *b"any length";
+/// Ofb::new(&aes, &[1u8; 16])?.apply_keystream(&mut data);
+/// Ofb::new(&aes, &[1u8; 16])?.apply_keystream(&mut data); // its own inverse
+/// assert_eq!(&data, b"any length");
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Ofb<K = Aes> {
     aes: K,

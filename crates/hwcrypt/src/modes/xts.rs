@@ -96,6 +96,14 @@ impl Xts {
         self.data.key_size()
     }
 
+    /// Internal, for the stack-residue test (feature `residue-test`): the
+    /// memory holding this key's secrets, as (address, length) pairs.
+    #[cfg(feature = "residue-test")]
+    #[doc(hidden)]
+    pub fn secret_regions(&self) -> Vec<(usize, usize)> {
+        [self.data.secret_regions(), self.tweak.secret_regions()].concat()
+    }
+
     /// Encrypts one data unit (16 bytes to 16 MiB) in place under `tweak`.
     pub fn encrypt(&self, tweak: &Block, unit: &mut [u8]) -> Result<()> {
         self.one(tweak, InOut::InPlace(unit), false)

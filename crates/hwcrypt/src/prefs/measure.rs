@@ -42,6 +42,20 @@ pub const MEASURED: [Cipher; 6] = [
 ];
 
 /// Throughput of one cipher at one message size.
+///
+/// ```
+/// use hwcrypt::prefs::{recommend_with, aes_hardware_x86_64, Calibration, Cipher, Measurement};
+/// use hwcrypt::{cpu::Features, Backend};
+/// // A calibration as `hwcrypt::prefs::measure()` returns it (figures made up).
+/// let m = |cipher, gbps| Measurement { cipher, backend: Backend::Soft, size: 16384, gbps };
+/// let calibration = Calibration {
+///     measurements: vec![m(Cipher::Aes128Gcm, 0.2), m(Cipher::Aes256Gcm, 0.15), m(Cipher::ChaCha20Poly1305, 0.7)],
+///     elapsed: std::time::Duration::from_millis(300),
+/// };
+/// assert_eq!(calibration.gbps(Cipher::ChaCha20Poly1305, 16384), Some(0.7));
+/// let rec = recommend_with(aes_hardware_x86_64(Features::NONE, Features::NONE), Some(calibration), false);
+/// assert_eq!(rec.aead_order[0], Cipher::ChaCha20Poly1305);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Measurement {
     /// What was measured.
@@ -55,6 +69,20 @@ pub struct Measurement {
 }
 
 /// The result of [`measure`].
+///
+/// ```
+/// use hwcrypt::prefs::{recommend_with, aes_hardware_x86_64, Calibration, Cipher, Measurement};
+/// use hwcrypt::{cpu::Features, Backend};
+/// // A calibration as `hwcrypt::prefs::measure()` returns it (figures made up).
+/// let m = |cipher, gbps| Measurement { cipher, backend: Backend::Soft, size: 16384, gbps };
+/// let calibration = Calibration {
+///     measurements: vec![m(Cipher::Aes128Gcm, 0.2), m(Cipher::Aes256Gcm, 0.15), m(Cipher::ChaCha20Poly1305, 0.7)],
+///     elapsed: std::time::Duration::from_millis(300),
+/// };
+/// assert_eq!(calibration.gbps(Cipher::ChaCha20Poly1305, 16384), Some(0.7));
+/// let rec = recommend_with(aes_hardware_x86_64(Features::NONE, Features::NONE), Some(calibration), false);
+/// assert_eq!(rec.aead_order[0], Cipher::ChaCha20Poly1305);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Calibration {
     /// One entry per cipher in [`MEASURED`] and size in [`SIZES`], cipher-major.

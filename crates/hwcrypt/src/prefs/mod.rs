@@ -44,6 +44,18 @@ pub mod hwcap {
 }
 
 /// The processor architecture a decision was made for.
+///
+/// ```
+/// use hwcrypt::cpu::{Feature, Features};
+/// use hwcrypt::prefs::{aes_hardware_x86_64, recommend_with, Basis, Cipher};
+/// let cpu = Features::of(&[Feature::Aes, Feature::Pclmulqdq]);
+/// let rec = recommend_with(aes_hardware_x86_64(cpu, cpu), None, false);
+/// assert!(rec.aes_hardware.present);
+/// assert_eq!(rec.basis, Basis::Rule);
+/// assert_eq!(rec.aead_order[0], Cipher::Aes128Gcm);
+/// assert_eq!(rec.openssh[0].name, "aes128-gcm@openssh.com");
+/// assert!(rec.server.prioritize_chacha);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Arch {
     /// x86-64: CPUID bits, narrowed by `HWCRYPT_CPU`.
@@ -86,6 +98,18 @@ impl Arch {
 }
 
 /// Whether a machine has "AES hardware" in BoringSSL's sense, and why.
+///
+/// ```
+/// use hwcrypt::cpu::{Feature, Features};
+/// use hwcrypt::prefs::{aes_hardware_x86_64, recommend_with, Basis, Cipher};
+/// let cpu = Features::of(&[Feature::Aes, Feature::Pclmulqdq]);
+/// let rec = recommend_with(aes_hardware_x86_64(cpu, cpu), None, false);
+/// assert!(rec.aes_hardware.present);
+/// assert_eq!(rec.basis, Basis::Rule);
+/// assert_eq!(rec.aead_order[0], Cipher::Aes128Gcm);
+/// assert_eq!(rec.openssh[0].name, "aes128-gcm@openssh.com");
+/// assert!(rec.server.prioritize_chacha);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AesHardware {
     /// The architecture the test was made for.
@@ -193,6 +217,18 @@ fn aarch64_hwcap() -> u64 {
 }
 
 /// A cipher that appears in the recommendations.
+///
+/// ```
+/// use hwcrypt::cpu::{Feature, Features};
+/// use hwcrypt::prefs::{aes_hardware_x86_64, recommend_with, Basis, Cipher};
+/// let cpu = Features::of(&[Feature::Aes, Feature::Pclmulqdq]);
+/// let rec = recommend_with(aes_hardware_x86_64(cpu, cpu), None, false);
+/// assert!(rec.aes_hardware.present);
+/// assert_eq!(rec.basis, Basis::Rule);
+/// assert_eq!(rec.aead_order[0], Cipher::Aes128Gcm);
+/// assert_eq!(rec.openssh[0].name, "aes128-gcm@openssh.com");
+/// assert!(rec.server.prioritize_chacha);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Cipher {
     /// AES-128-GCM.
@@ -321,6 +357,15 @@ impl fmt::Display for Cipher {
 }
 
 /// The certificate type a TLS 1.2 ECDHE suite authenticates with.
+///
+/// ```
+/// use hwcrypt::prefs::{aes_hardware_x86_64, recommend_with};
+/// use hwcrypt::cpu::Features;
+/// // Without AES hardware ChaCha20 comes first, for ECDSA and RSA certificates alike.
+/// let rec = recommend_with(aes_hardware_x86_64(Features::NONE, Features::NONE), None, false);
+/// assert_eq!(rec.tls12[0].name, "ECDHE-ECDSA-CHACHA20-POLY1305");
+/// assert_eq!(rec.tls12[1].name, "ECDHE-RSA-CHACHA20-POLY1305");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Auth {
     /// ECDSA certificate.
@@ -346,6 +391,18 @@ pub const SSH_TERRAPIN_NOTE: &str = "chacha20-poly1305@openssh.com resists Terra
      build); the GCM ciphers are not affected";
 
 /// One entry of an ordered list, with why it is there.
+///
+/// ```
+/// use hwcrypt::cpu::{Feature, Features};
+/// use hwcrypt::prefs::{aes_hardware_x86_64, recommend_with, Basis, Cipher};
+/// let cpu = Features::of(&[Feature::Aes, Feature::Pclmulqdq]);
+/// let rec = recommend_with(aes_hardware_x86_64(cpu, cpu), None, false);
+/// assert!(rec.aes_hardware.present);
+/// assert_eq!(rec.basis, Basis::Rule);
+/// assert_eq!(rec.aead_order[0], Cipher::Aes128Gcm);
+/// assert_eq!(rec.openssh[0].name, "aes128-gcm@openssh.com");
+/// assert!(rec.server.prioritize_chacha);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Choice {
     /// The name as the target's configuration spells it.
@@ -355,6 +412,18 @@ pub struct Choice {
 }
 
 /// How the order was chosen.
+///
+/// ```
+/// use hwcrypt::cpu::{Feature, Features};
+/// use hwcrypt::prefs::{aes_hardware_x86_64, recommend_with, Basis, Cipher};
+/// let cpu = Features::of(&[Feature::Aes, Feature::Pclmulqdq]);
+/// let rec = recommend_with(aes_hardware_x86_64(cpu, cpu), None, false);
+/// assert!(rec.aes_hardware.present);
+/// assert_eq!(rec.basis, Basis::Rule);
+/// assert_eq!(rec.aead_order[0], Cipher::Aes128Gcm);
+/// assert_eq!(rec.openssh[0].name, "aes128-gcm@openssh.com");
+/// assert!(rec.server.prioritize_chacha);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Basis {
     /// By the AES-hardware rule.
@@ -374,6 +443,18 @@ impl Basis {
 }
 
 /// What a TLS server should do about the client's cipher order.
+///
+/// ```
+/// use hwcrypt::cpu::{Feature, Features};
+/// use hwcrypt::prefs::{aes_hardware_x86_64, recommend_with, Basis, Cipher};
+/// let cpu = Features::of(&[Feature::Aes, Feature::Pclmulqdq]);
+/// let rec = recommend_with(aes_hardware_x86_64(cpu, cpu), None, false);
+/// assert!(rec.aes_hardware.present);
+/// assert_eq!(rec.basis, Basis::Rule);
+/// assert_eq!(rec.aead_order[0], Cipher::Aes128Gcm);
+/// assert_eq!(rec.openssh[0].name, "aes128-gcm@openssh.com");
+/// assert!(rec.server.prioritize_chacha);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServerAdvice {
     /// Use the server's order (OpenSSL `ServerPreference`, nginx
@@ -388,6 +469,14 @@ pub struct ServerAdvice {
 }
 
 /// What [`recommend`] should do.
+///
+/// ```
+/// use hwcrypt::prefs::{recommend, Options};
+/// let rec = recommend(&Options { ssh_legacy: true, ..Options::default() })?;
+/// assert!(rec.openssh_warning.is_some());
+/// println!("{}", rec.openssh_snippet());
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Options {
     /// Rank by a quick calibration ([`measure()`]) instead of by rule.
@@ -398,6 +487,18 @@ pub struct Options {
 
 /// The recommendation for one machine, as data; the `*_snippet` / `*_config`
 /// methods render it for each target.
+///
+/// ```
+/// use hwcrypt::cpu::{Feature, Features};
+/// use hwcrypt::prefs::{aes_hardware_x86_64, recommend_with, Basis, Cipher};
+/// let cpu = Features::of(&[Feature::Aes, Feature::Pclmulqdq]);
+/// let rec = recommend_with(aes_hardware_x86_64(cpu, cpu), None, false);
+/// assert!(rec.aes_hardware.present);
+/// assert_eq!(rec.basis, Basis::Rule);
+/// assert_eq!(rec.aead_order[0], Cipher::Aes128Gcm);
+/// assert_eq!(rec.openssh[0].name, "aes128-gcm@openssh.com");
+/// assert!(rec.server.prioritize_chacha);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Recommendation {
     /// The AES-hardware decision.

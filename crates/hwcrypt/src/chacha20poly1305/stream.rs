@@ -1,0 +1,490 @@
+//! Incremental ChaCha20-Poly1305 ([`ChaCha20Poly1305Stream`]) and the raw
+//! ChaCha20 stream cipher with OpenSSL's 16-byte IV ([`ChaCha20`]): calls
+//! of any size continue where the last one stopped.
+//!
+//! Whole 64-byte blocks go straight to the backend's wide kernels (for the
+//! AEAD, the stitched ChaCha20+Poly1305 pass of the one-shot API, with the
+//! Poly1305 state carried between calls); only the partial block at the
+//! edge of a piece goes through a 64-byte keystream buffer (and, for
+//! Poly1305, a 16-byte buffer of the bytes not absorbed).
+
+use super::poly1305_soft::{BLOCK, Poly1305};
+use super::{ChaCha20Poly1305, Engine, MAX_PLAINTEXT_LEN, chacha20_soft, key_words, words};
+use crate::Backend;
+use crate::aead::phase::{Phase, add_len};
+use crate::aead::{TAG_LEN, Tag, full_tag, same_len};
+use crate::ct;
+use crate::error::{Error, Result};
+use crate::inout::InOut;
+use core::borrow::Borrow;
+use core::fmt;
+use zeroize::Zeroize;
+
+/// ChaCha20 block size in bytes.
+const CHACHA_BLOCK: usize = 64;
+
+/// A ChaCha20 keystream position: the state of the next block and the
+/// unused rest of the current one. Wiped on drop (the state holds the key).
+#[derive(Clone)]
+struct Keystream {
+    engine: Engine,
+    /// Constants, key, block counter (word 12), nonce (words 13..16).
+    state: [u32; 16],
+    /// The current keystream block; bytes `used..` are still unused.
+    block: [u8; CHACHA_BLOCK],
+    used: usize,
+    /// The block counter carries from word 12 into word 13 (OpenSSL's raw
+    /// ChaCha20) instead of wrapping (RFC 8439, where the length limit
+    /// keeps it from wrapping).
+    carry: bool,
+}
+
+impl Keystream {
+    fn new(engine: Engine, state: [u32; 16], carry: bool) -> Keystream {
+        Keystream {
+            engine,
+            state,
+            block: [0; CHACHA_BLOCK],
+            used: CHACHA_BLOCK,
+            carry,
+        }
+    }
+
+    /// Advances the block counter by `n` blocks.
+    fn advance(&mut self, n: u32) {
+        let (low, wrapped) = self.state[12].overflowing_add(n);
+        self.state[12] = low;
+        if wrapped && self.carry {
+            self.state[13] = self.state[13].wrapping_add(1);
+        }
+    }
+
+    /// XORs the keystream into `buf`.
+    fn apply(&mut self, buf: &mut [u8]) {
+        let mut rest = buf;
+        if self.used < CHACHA_BLOCK {
+            let take = (CHACHA_BLOCK - self.used).min(rest.len());
+            let (head, tail) = rest.split_at_mut(take);
+            for (b, k) in head.iter_mut().zip(&self.block[self.used..]) {
+                *b ^= k;
+            }
+            self.used += take;
+            rest = tail;
+        }
+        while rest.len() >= CHACHA_BLOCK {
+            // The kernels wrap the 32-bit counter; stop at the wrap so the
+            // carry (or, for the AEAD, nothing: its limit keeps below it)
+            // happens here.
+            let room = (1u64 << 32) - u64::from(self.state[12]);
+            let blocks = ((rest.len() / CHACHA_BLOCK) as u64).min(room);
+            let (body, tail) = rest.split_at_mut(blocks as usize * CHACHA_BLOCK);
+            self.engine.xor_keystream(&self.state, InOut::InPlace(body));
+            self.advance(blocks as u32);
+            rest = tail;
+        }
+        if !rest.is_empty() {
+            self.block = [0; CHACHA_BLOCK];
+            self.engine
+                .xor_keystream(&self.state, InOut::InPlace(&mut self.block));
+            self.advance(1);
+            for (b, k) in rest.iter_mut().zip(&self.block) {
+                *b ^= k;
+            }
+            self.used = rest.len();
+        }
+    }
+}
+
+impl Drop for Keystream {
+    fn drop(&mut self) {
+        self.state.zeroize();
+        self.block.zeroize();
+    }
+}
+
+// ------------------------------------------------------------ raw ChaCha20
+
+/// IV length of [`ChaCha20`]: OpenSSL's layout, a 32-bit little-endian
+/// block counter then the 96-bit nonce.
+pub const CHACHA20_IV_LEN: usize = 16;
+
+/// The raw ChaCha20 stream cipher with OpenSSL's `EVP_chacha20()` IV: 16
+/// bytes, the initial 32-bit block counter (little-endian) then the 96-bit
+/// nonce (RFC 8439 §2.3 state words 12..16). As in OpenSSL, when the 32-bit
+/// counter wraps it carries into the first nonce word. Calls of any length
+/// continue where the last one stopped. No authentication: for protocols
+/// that add their own (OpenSSH's `chacha20-poly1305@openssh.com`).
+///
+/// The key and keystream are wiped on drop; `Debug` shows only the backend.
+///
+/// ```
+/// use hwcrypt::chacha20poly1305::ChaCha20;
+/// let mut iv = [0u8; 16];
+/// iv[0] = 1; // block counter 1, nonce 0
+/// let mut c = ChaCha20::new(&[7; 32], &iv)?;
+/// let mut data = *b"any split, any sizes";
+/// let (a, b) = data.split_at_mut(3);
+/// c.apply_keystream(a);
+/// c.apply_keystream(b);
+/// c.set_iv(&iv)?; // back to the start
+/// c.apply_keystream(&mut data);
+/// assert_eq!(&data, b"any split, any sizes");
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct ChaCha20 {
+    stream: Keystream,
+}
+
+impl ChaCha20 {
+    /// A 32-byte key and a 16-byte IV on the best backend this (masked)
+    /// CPU can run.
+    pub fn new(key: &[u8], iv: &[u8]) -> Result<ChaCha20> {
+        ChaCha20::build(key, iv, Engine::default())
+    }
+
+    /// As [`ChaCha20::new`], on the named backend.
+    pub fn with_backend(key: &[u8], iv: &[u8], backend: Backend) -> Result<ChaCha20> {
+        ChaCha20::build(key, iv, Engine::new(backend))
+    }
+
+    fn build(key: &[u8], iv: &[u8], engine: Result<Engine>) -> Result<ChaCha20> {
+        let key = key_words(key)?;
+        let engine = engine?;
+        let mut state = chacha20_soft::state(&key, 0, &[0; 3]);
+        let mut c = ChaCha20 {
+            stream: Keystream::new(engine, state, true),
+        };
+        state.zeroize();
+        c.set_iv(iv)?;
+        Ok(c)
+    }
+
+    /// Restarts the keystream at a new 16-byte IV (same key).
+    pub fn set_iv(&mut self, iv: &[u8]) -> Result<()> {
+        if iv.len() != CHACHA20_IV_LEN {
+            return Err(Error::InvalidIvLength {
+                expected: "16",
+                got: iv.len(),
+            });
+        }
+        let iv: [u32; 4] = words(iv);
+        self.stream.state[12..].copy_from_slice(&iv);
+        self.stream.block.zeroize();
+        self.stream.used = CHACHA_BLOCK;
+        Ok(())
+    }
+
+    /// The backend the key runs on.
+    pub fn backend(&self) -> Backend {
+        self.stream.engine.backend()
+    }
+
+    /// XORs the keystream into `buf`.
+    pub fn apply_keystream(&mut self, buf: &mut [u8]) {
+        self.stream.apply(buf);
+    }
+
+    /// Writes `input` XOR keystream to `output` (same length).
+    pub fn apply_keystream_to(&mut self, input: &[u8], output: &mut [u8]) -> Result<()> {
+        same_len(input, output)?;
+        output.copy_from_slice(input);
+        self.stream.apply(output);
+        Ok(())
+    }
+}
+
+impl fmt::Debug for ChaCha20 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChaCha20")
+            .field("backend", &self.backend().name())
+            .finish_non_exhaustive()
+    }
+}
+
+// ------------------------------------------------------- streaming AEAD
+
+/// A ChaCha20-Poly1305 (RFC 8439) message in progress: `start` it with a
+/// 12-byte nonce, give the associated data in pieces ([`aad`](Self::aad)),
+/// then encrypt or decrypt the data in pieces of any sizes, and end with
+/// [`finish`](Self::finish) (encryption: returns the tag) or
+/// [`verify`](Self::verify) (decryption: checks the received 16-byte tag in
+/// constant time). Every split gives the bytes the one-shot
+/// [`ChaCha20Poly1305`] gives for the whole message. A stream serves any
+/// number of messages one after the other: `start` again with a fresh nonce.
+///
+/// **Decryption releases plaintext before the tag is checked**: the pieces
+/// [`decrypt`](Self::decrypt) returns are not authenticated until
+/// [`verify`](Self::verify) succeeds, and a forger controls them until then.
+/// This is what streaming needs (and what OpenSSL's EVP does); a caller
+/// must not act on that plaintext, or must discard it when `verify` fails.
+/// Callers who need "no unverified plaintext" use the one-shot
+/// [`Aead::open_in_place_detached`](crate::aead::Aead::open_in_place_detached),
+/// which zeroes its output on failure.
+///
+/// The key is any `K: Borrow<ChaCha20Poly1305>`: owned, borrowed or in an
+/// `Arc`. The message state (ChaCha20 state, Poly1305 key and accumulator,
+/// buffered keystream) is wiped on drop; `Debug` shows only the backend and
+/// phase.
+///
+/// ```
+/// use hwcrypt::aead::Aead;
+/// use hwcrypt::chacha20poly1305::{ChaCha20Poly1305, ChaCha20Poly1305Stream};
+/// let key = ChaCha20Poly1305::new(&[7; 32])?;
+/// let mut stream = ChaCha20Poly1305Stream::new(&key);
+/// stream.start(&[9; 12])?;
+/// stream.aad(b"header")?;
+/// let mut msg = *b"attack at dawn";
+/// for piece in msg.chunks_mut(5) {
+///     stream.encrypt(piece)?;
+/// }
+/// let tag = stream.finish()?;
+/// assert_eq!(
+///     [&msg[..], &tag[..]].concat(),
+///     key.seal(&[9; 12], b"header", b"attack at dawn")?
+/// );
+///
+/// stream.start(&[9; 12])?;
+/// stream.aad(b"header")?;
+/// stream.decrypt(&mut msg)?;
+/// stream.verify(&tag)?; // only now is the plaintext authentic
+/// assert_eq!(&msg, b"attack at dawn");
+/// # Ok::<(), hwcrypt::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct ChaCha20Poly1305Stream<K = ChaCha20Poly1305> {
+    key: K,
+    phase: Phase,
+    /// `None` while idle.
+    message: Option<Message>,
+}
+
+/// The state of one message.
+#[derive(Clone)]
+struct Message {
+    keystream: Keystream,
+    poly: Poly1305,
+    /// Bytes Poly1305 has not absorbed yet (associated data or ciphertext,
+    /// the start of a partial block): `pending[..pending_len]`.
+    pending: [u8; BLOCK],
+    pending_len: usize,
+    aad_len: u64,
+    text_len: u64,
+}
+
+impl Message {
+    /// Absorbs `data` into Poly1305, carrying a partial block to the next call.
+    fn mac(&mut self, data: &[u8]) {
+        let mut rest = data;
+        if self.pending_len != 0 {
+            let take = (BLOCK - self.pending_len).min(rest.len());
+            self.pending[self.pending_len..self.pending_len + take].copy_from_slice(&rest[..take]);
+            self.pending_len += take;
+            rest = &rest[take..];
+            if self.pending_len < BLOCK {
+                return;
+            }
+            self.poly.blocks(&self.pending);
+            self.pending_len = 0;
+        }
+        let whole = rest.len() - rest.len() % BLOCK;
+        self.poly.blocks(&rest[..whole]);
+        let tail = &rest[whole..];
+        self.pending[..tail.len()].copy_from_slice(tail);
+        self.pending_len = tail.len();
+    }
+
+    /// Encrypts or decrypts a few bytes at the edge of a piece (inside one
+    /// keystream block) through the buffers.
+    fn edge(&mut self, encrypt: bool, buf: &mut [u8]) {
+        if encrypt {
+            self.keystream.apply(buf);
+            self.mac(buf);
+        } else {
+            self.mac(buf);
+            self.keystream.apply(buf);
+        }
+    }
+
+    /// Absorbs the pending partial block, zero-padded (the end of the
+    /// associated data or of the ciphertext).
+    fn pad(&mut self) {
+        self.poly.update_padded(&self.pending[..self.pending_len]);
+        self.pending.zeroize();
+        self.pending_len = 0;
+    }
+}
+
+impl Drop for Message {
+    fn drop(&mut self) {
+        self.pending.zeroize();
+    }
+}
+
+impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
+    /// A stream; [`start`](Self::start) begins a message.
+    pub fn new(key: K) -> Self {
+        ChaCha20Poly1305Stream {
+            key,
+            phase: Phase::Idle,
+            message: None,
+        }
+    }
+
+    /// The key.
+    pub fn key(&self) -> &ChaCha20Poly1305 {
+        self.key.borrow()
+    }
+
+    /// Starts a message under a 12-byte `nonce`. Abandons a message in
+    /// progress.
+    pub fn start(&mut self, nonce: &[u8]) -> Result<()> {
+        ChaCha20Poly1305::check_nonce(nonce)?;
+        let core = &self.key.borrow().core;
+        let nonce: [u32; 3] = words(nonce);
+        let mut state = chacha20_soft::state(&core.key, 0, &nonce);
+        // Block 0: the Poly1305 key (its first 32 bytes).
+        let mut block0 = [0u8; CHACHA_BLOCK];
+        core.engine
+            .xor_keystream(&state, InOut::InPlace(&mut block0));
+        let mut poly_key = [0u8; 32];
+        poly_key.copy_from_slice(&block0[..32]);
+        block0.zeroize();
+        let poly = Poly1305::new(&poly_key);
+        poly_key.zeroize();
+        state[12] = 1;
+        self.message = Some(Message {
+            keystream: Keystream::new(core.engine, state, false),
+            poly,
+            pending: [0; BLOCK],
+            pending_len: 0,
+            aad_len: 0,
+            text_len: 0,
+        });
+        state.zeroize();
+        self.phase = Phase::Aad;
+        Ok(())
+    }
+
+    /// Adds associated data; any number of pieces, all before the data.
+    pub fn aad(&mut self, aad: &[u8]) -> Result<()> {
+        self.phase.check_aad()?;
+        let m = self
+            .message
+            .as_mut()
+            .ok_or(Error::OutOfOrder("no message"))?;
+        m.aad_len = add_len(m.aad_len, aad.len(), u64::MAX, "associated data")?;
+        m.mac(aad);
+        Ok(())
+    }
+
+    /// Encrypts the next piece of the message in place.
+    pub fn encrypt(&mut self, buf: &mut [u8]) -> Result<()> {
+        self.data(true, buf)
+    }
+
+    /// Encrypts the next piece of the message from `input` into `output`
+    /// (same length).
+    pub fn encrypt_to(&mut self, input: &[u8], output: &mut [u8]) -> Result<()> {
+        same_len(input, output)?;
+        self.phase.data(true)?;
+        output.copy_from_slice(input);
+        self.data(true, output)
+    }
+
+    /// Decrypts the next piece of the message in place. The plaintext is
+    /// not authenticated until [`verify`](Self::verify) succeeds.
+    pub fn decrypt(&mut self, buf: &mut [u8]) -> Result<()> {
+        self.data(false, buf)
+    }
+
+    /// Decrypts the next piece of the message from `input` into `output`
+    /// (same length). The plaintext is not authenticated until
+    /// [`verify`](Self::verify) succeeds.
+    pub fn decrypt_to(&mut self, input: &[u8], output: &mut [u8]) -> Result<()> {
+        same_len(input, output)?;
+        self.phase.data(false)?;
+        output.copy_from_slice(input);
+        self.data(false, output)
+    }
+
+    /// Ends an encrypted message (or one of associated data only) and
+    /// returns its 16-byte tag. The stream is then idle until the next
+    /// [`start`](Self::start).
+    pub fn finish(&mut self) -> Result<Tag> {
+        self.phase.check_end(true)?;
+        self.tag()
+    }
+
+    /// Ends a decrypted message (or one of associated data only): compares
+    /// the 16-byte `tag` with the computed one in constant time. On a
+    /// mismatch the error is [`Error::AuthenticationFailed`] and the caller
+    /// must discard all the plaintext of this message. The stream is then
+    /// idle until the next [`start`](Self::start).
+    pub fn verify(&mut self, tag: &[u8]) -> Result<()> {
+        self.phase.check_end(false)?;
+        let tag = full_tag(tag)?;
+        let mut expected = self.tag()?;
+        let ok = ct::eq(&expected, tag);
+        expected.zeroize();
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::AuthenticationFailed)
+        }
+    }
+
+    /// The tag of the message; the stream becomes idle.
+    fn tag(&mut self) -> Result<Tag> {
+        let mut m = self.message.take().ok_or(Error::OutOfOrder("no message"))?;
+        self.phase = Phase::Idle;
+        m.pad();
+        let (aad_len, text_len) = (m.aad_len, m.text_len);
+        let poly = m.poly.clone();
+        drop(m);
+        let tag: [u8; TAG_LEN] = poly.finish_aead(aad_len, text_len);
+        Ok(tag)
+    }
+
+    fn data(&mut self, encrypt: bool, buf: &mut [u8]) -> Result<()> {
+        let next = self.phase.data(encrypt)?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        let m = self
+            .message
+            .as_mut()
+            .ok_or(Error::OutOfOrder("no message"))?;
+        m.text_len = add_len(m.text_len, buf.len(), MAX_PLAINTEXT_LEN, "plaintext")?;
+        if self.phase == Phase::Aad {
+            m.pad();
+        }
+        self.phase = next;
+        // The rest of the current keystream block, then whole blocks
+        // through the stitched kernel, then the start of a partial block.
+        let head = (CHACHA_BLOCK - m.keystream.used).min(buf.len());
+        let (head, rest) = buf.split_at_mut(head);
+        m.edge(encrypt, head);
+        let whole = rest.len() - rest.len() % CHACHA_BLOCK;
+        let (body, tail) = rest.split_at_mut(whole);
+        if !body.is_empty() {
+            // At a keystream block boundary the text offset is a multiple
+            // of 64, so Poly1305 holds no partial block.
+            debug_assert_eq!(m.pending_len, 0);
+            let ks = &mut m.keystream;
+            ks.engine.aead_blocks(encrypt, &ks.state, &mut m.poly, body);
+            ks.advance((whole / CHACHA_BLOCK) as u32);
+        }
+        m.edge(encrypt, tail);
+        Ok(())
+    }
+}
+
+impl<K: Borrow<ChaCha20Poly1305>> fmt::Debug for ChaCha20Poly1305Stream<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChaCha20Poly1305Stream")
+            .field("backend", &self.key.borrow().core.engine.backend().name())
+            .field("phase", &self.phase)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,332 @@
+//! `hwcrypt::stream`: round trips around chunk and segment boundaries with
+//! ChaCha20-Poly1305 and AES-256-GCM, the parallel and buffer forms equal to
+//! the sequential ones, random access, and every way to tamper with a
+//! stream (truncation, reordering, duplication, appended data, bit flips).
+
+use hwcrypt::aead::Aead;
+use hwcrypt::chacha20poly1305::ChaCha20Poly1305;
+use hwcrypt::gcm::AesGcm;
+use hwcrypt::stream::{
+    CHUNK_LEN, SEALED_CHUNK_LEN, StreamDecryptor, StreamEncryptor, StreamError, open_buffer,
+    open_parallel, seal_buffer, seal_parallel, sealed_len,
+};
+use std::io::{Cursor, Read, Seek, SeekFrom, Write};
+
+const C: usize = CHUNK_LEN;
+
+fn sizes() -> Vec<usize> {
+    vec![
+        0,
+        1,
+        C - 1,
+        C,
+        C + 1,
+        2 * C,
+        3 * C,
+        3 * C + 7,
+        16 * C - 1,
+        16 * C,
+        16 * C + 1,
+        33 * C + 5,
+    ]
+}
+
+fn data(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i * 31 + i / 251) as u8).collect()
+}
+
+fn chacha() -> ChaCha20Poly1305 {
+    ChaCha20Poly1305::new(&[0x42; 32]).unwrap()
+}
+
+fn gcm() -> AesGcm {
+    AesGcm::new(&[0x24; 32]).unwrap()
+}
+
+/// Seals with the `Write` adapter, in writes of `step` bytes.
+fn seal_seq<A: Aead>(aead: A, msg: &[u8], step: usize) -> Vec<u8> {
+    let mut enc = StreamEncryptor::new(aead, Vec::new());
+    for piece in msg.chunks(step.max(1)) {
+        enc.write_all(piece).unwrap();
+    }
+    enc.finish().unwrap()
+}
+
+fn open_seq<A: Aead>(aead: A, sealed: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    StreamDecryptor::new(aead, sealed).read_to_end(&mut out)?;
+    Ok(out)
+}
+
+fn stream_err(e: &std::io::Error) -> Option<StreamError> {
+    StreamError::from_io(e)
+}
+
+fn round_trips<A: Aead + Clone + Sync>(aead: A) {
+    for len in sizes() {
+        let msg = data(len);
+        let sealed = seal_seq(aead.clone(), &msg, 1000);
+        assert_eq!(sealed.len() as u64, sealed_len(len as u64), "len {len}");
+        assert_eq!(seal_seq(aead.clone(), &msg, C + 3), sealed, "len {len}");
+        assert_eq!(open_seq(aead.clone(), &sealed).unwrap(), msg, "len {len}");
+        assert_eq!(seal_buffer(&aead, &msg, 3).unwrap(), sealed, "len {len}");
+        assert_eq!(open_buffer(&aead, &sealed, 3).unwrap(), msg, "len {len}");
+    }
+}
+
+#[test]
+fn round_trip_chacha20poly1305() {
+    round_trips(chacha());
+}
+
+#[test]
+fn round_trip_aes256gcm() {
+    round_trips(gcm());
+}
+
+#[test]
+fn chunk_layout_matches_the_nonce_rule() {
+    // Chunk 1 of a two-chunk stream opens alone with counter 1, final flag.
+    let key = chacha();
+    let msg = data(C + 10);
+    let sealed = seal_seq(key.clone(), &msg, C);
+    let second = &sealed[SEALED_CHUNK_LEN..];
+    let mut nonce = [0u8; 12];
+    nonce[10] = 1;
+    nonce[11] = 1;
+    assert_eq!(key.open(&nonce, &[], second).unwrap(), &msg[C..]);
+    nonce[11] = 0;
+    let first = &sealed[..SEALED_CHUNK_LEN];
+    assert_eq!(key.open(&[0; 12], &[], first).unwrap(), &msg[..C]);
+    assert!(key.open(&nonce, &[], second).is_err());
+}
+
+#[test]
+fn parallel_equals_sequential() {
+    let key = chacha();
+    for len in sizes() {
+        let msg = data(len);
+        let sealed = seal_seq(key.clone(), &msg, 4096);
+        for threads in 1..=8 {
+            let mut out = Vec::new();
+            let n = seal_parallel(&key, &msg[..], &mut out, threads).unwrap();
+            assert_eq!(n as usize, out.len());
+            assert!(out == sealed, "seal len {len} threads {threads}");
+            let mut plain = Vec::new();
+            let n = open_parallel(&key, &sealed[..], &mut plain, threads).unwrap();
+            assert_eq!(n as usize, len);
+            assert!(plain == msg, "open len {len} threads {threads}");
+        }
+    }
+}
+
+/// Every way to open: sequential reader, parallel on 1 and 4 threads, buffer.
+fn open_all_ways(sealed: &[u8]) -> Vec<Result<Vec<u8>, StreamError>> {
+    let key = chacha();
+    let mut results = vec![open_seq(key.clone(), sealed).map_err(|e| stream_err(&e).unwrap())];
+    for threads in [1, 4] {
+        let mut out = Vec::new();
+        results.push(
+            open_parallel(&key, sealed, &mut out, threads)
+                .map(|_| out)
+                .map_err(|e| stream_err(&e).unwrap()),
+        );
+    }
+    results.push(open_buffer(&key, sealed, 2));
+    results
+}
+
+fn assert_rejected(sealed: &[u8], what: &str) {
+    for (way, r) in open_all_ways(sealed).into_iter().enumerate() {
+        assert!(r.is_err(), "{what}: accepted by way {way}");
+    }
+}
+
+#[test]
+fn truncation_is_rejected() {
+    let key = chacha();
+    for len in [0, 1, C, C + 1, 3 * C, 3 * C + 9, 17 * C] {
+        let sealed = seal_seq(key.clone(), &data(len), 7777);
+        // At every chunk boundary, and inside chunks.
+        let mut cuts: Vec<usize> = (0..sealed.len()).step_by(SEALED_CHUNK_LEN).collect();
+        cuts.extend([sealed.len() - 1, sealed.len().saturating_sub(16), 1, 15]);
+        for cut in cuts {
+            if cut < sealed.len() {
+                assert_rejected(&sealed[..cut], &format!("len {len} cut at {cut}"));
+            }
+        }
+    }
+    let results = open_all_ways(&[]);
+    assert!(results.iter().all(|r| *r == Err(StreamError::NoChunks)));
+}
+
+#[test]
+fn reordered_duplicated_and_appended_chunks_are_rejected() {
+    let key = chacha();
+    let sealed = seal_seq(key.clone(), &data(3 * C + 100), C);
+    let chunk =
+        |i: usize| &sealed[i * SEALED_CHUNK_LEN..((i + 1) * SEALED_CHUNK_LEN).min(sealed.len())];
+    let swapped = [chunk(1), chunk(0), chunk(2), chunk(3)].concat();
+    assert_rejected(&swapped, "chunks 0 and 1 swapped");
+    let duplicated = [chunk(0), chunk(0), chunk(1), chunk(2), chunk(3)].concat();
+    assert_rejected(&duplicated, "chunk 0 duplicated");
+    let dropped = [chunk(0), chunk(2), chunk(3)].concat();
+    assert_rejected(&dropped, "chunk 1 dropped");
+    for extra in [&[0u8][..], &[0; 16], chunk(3), chunk(0)] {
+        let appended = [&sealed[..], extra].concat();
+        assert_rejected(&appended, "data appended");
+    }
+    // Two streams spliced together (each stream has its own key, as age's
+    // payload keys: with one key reused, a splice would verify).
+    let other = seal_seq(ChaCha20Poly1305::new(&[9; 32]).unwrap(), &data(2 * C), C);
+    assert_rejected(
+        &[&sealed[..SEALED_CHUNK_LEN], &other[SEALED_CHUNK_LEN..]].concat(),
+        "splice",
+    );
+}
+
+#[test]
+fn trailing_data_after_a_full_final_chunk() {
+    // As age: the final chunk is released, then the reader fails.
+    let key = chacha();
+    let msg = data(2 * C);
+    let sealed = seal_seq(key.clone(), &msg, C);
+    let appended = [&sealed[..], b"x"].concat();
+    let mut dec = StreamDecryptor::new(key, &appended[..]);
+    let mut out = Vec::new();
+    let err = dec.read_to_end(&mut out).unwrap_err();
+    assert_eq!(stream_err(&err), Some(StreamError::TrailingData));
+    assert_eq!(out, msg);
+}
+
+#[test]
+fn bit_flips_are_rejected() {
+    let key = chacha();
+    let sealed = seal_seq(key.clone(), &data(2 * C + 33), 999);
+    let mut positions: Vec<usize> = (0..sealed.len()).step_by(4099).collect();
+    positions.extend([0, SEALED_CHUNK_LEN - 1, SEALED_CHUNK_LEN, sealed.len() - 1]);
+    for pos in positions {
+        let mut bad = sealed.clone();
+        bad[pos] ^= 0x10;
+        assert_rejected(&bad, &format!("flip at {pos}"));
+    }
+}
+
+#[test]
+fn nothing_unauthenticated_is_released() {
+    // A flip in chunk 2: exactly chunks 0 and 1 come out, then the error.
+    let key = chacha();
+    let msg = data(5 * C);
+    let mut sealed = seal_seq(key.clone(), &msg, C);
+    sealed[2 * SEALED_CHUNK_LEN + 5] ^= 1;
+    let mut out = Vec::new();
+    let err = StreamDecryptor::new(key.clone(), &sealed[..])
+        .read_to_end(&mut out)
+        .unwrap_err();
+    assert_eq!(
+        stream_err(&err),
+        Some(StreamError::ChunkAuthentication { index: 2 })
+    );
+    assert_eq!(out, &msg[..2 * C]);
+    for threads in [1, 3, 8] {
+        let mut out = Vec::new();
+        let err = open_parallel(&key, &sealed[..], &mut out, threads).unwrap_err();
+        assert_eq!(
+            stream_err(&err),
+            Some(StreamError::ChunkAuthentication { index: 2 })
+        );
+        assert_eq!(out, &msg[..2 * C], "threads {threads}");
+    }
+    assert_eq!(
+        open_buffer(&key, &sealed, 4),
+        Err(StreamError::ChunkAuthentication { index: 2 })
+    );
+}
+
+#[test]
+fn wrong_key_is_rejected() {
+    let sealed = seal_seq(chacha(), &data(100), 10);
+    let other = ChaCha20Poly1305::new(&[1; 32]).unwrap();
+    assert!(open_seq(other, &sealed).is_err());
+}
+
+#[test]
+fn dropped_encryptor_leaves_a_truncated_stream() {
+    let key = chacha();
+    let mut out = Vec::new();
+    {
+        let mut enc = StreamEncryptor::new(key.clone(), &mut out);
+        enc.write_all(&data(3 * C + 1)).unwrap();
+    }
+    assert_eq!(out.len(), 3 * SEALED_CHUNK_LEN);
+    assert_rejected(&out, "no finish");
+}
+
+#[test]
+fn seek_gives_random_access() {
+    let key = gcm();
+    let msg = data(5 * C + 1234);
+    let sealed = seal_seq(key.clone(), &msg, C);
+    let mut dec = StreamDecryptor::new(key.clone(), Cursor::new(&sealed));
+    // Read a little sequentially first, then jump around.
+    let mut head = [0u8; 100];
+    dec.read_exact(&mut head).unwrap();
+    assert_eq!(&head[..], &msg[..100]);
+    for &pos in &[
+        0usize,
+        1,
+        C - 1,
+        C,
+        3 * C + 5,
+        5 * C,
+        5 * C + 1233,
+        2 * C - 10,
+    ] {
+        assert_eq!(dec.seek(SeekFrom::Start(pos as u64)).unwrap(), pos as u64);
+        let mut buf = vec![0u8; 200];
+        let n = read_up_to(&mut dec, &mut buf);
+        assert_eq!(&buf[..n], &msg[pos..(pos + 200).min(msg.len())], "at {pos}");
+    }
+    assert_eq!(dec.seek(SeekFrom::End(-10)).unwrap(), msg.len() as u64 - 10);
+    let mut tail = Vec::new();
+    dec.read_to_end(&mut tail).unwrap();
+    assert_eq!(tail, &msg[msg.len() - 10..]);
+    assert_eq!(dec.seek(SeekFrom::End(5)).unwrap(), msg.len() as u64 + 5);
+    assert_eq!(dec.read(&mut [0; 10]).unwrap(), 0);
+    assert!(
+        dec.seek(SeekFrom::Current(-(msg.len() as i64) - 100))
+            .is_err()
+    );
+}
+
+fn read_up_to<R: Read>(r: &mut R, buf: &mut [u8]) -> usize {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]).unwrap() {
+            0 => break,
+            k => n += k,
+        }
+    }
+    n
+}
+
+#[test]
+fn seek_from_end_authenticates_the_final_chunk() {
+    // str4d/rage#195: a file truncated at a chunk boundary must not let the
+    // attacker choose where SeekFrom::End lands.
+    let key = chacha();
+    let msg = data(4 * C);
+    let sealed = seal_seq(key.clone(), &msg, C);
+    for cut in [SEALED_CHUNK_LEN, 2 * SEALED_CHUNK_LEN, 3 * SEALED_CHUNK_LEN] {
+        let mut dec = StreamDecryptor::new(key.clone(), Cursor::new(&sealed[..cut]));
+        assert!(dec.seek(SeekFrom::End(-1)).is_err(), "cut {cut}");
+        // And the failure is sticky.
+        assert!(dec.seek(SeekFrom::Start(0)).is_err());
+        assert!(dec.read(&mut [0; 1]).is_err());
+    }
+    let appended = [&sealed[..], &[0u8; 40]].concat();
+    let mut dec = StreamDecryptor::new(key.clone(), Cursor::new(&appended));
+    assert!(dec.seek(SeekFrom::End(0)).is_err());
+    let mut dec = StreamDecryptor::new(key, Cursor::new(&sealed));
+    assert_eq!(dec.authenticated_len().unwrap(), msg.len() as u64);
+}
