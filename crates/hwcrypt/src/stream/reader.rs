@@ -32,9 +32,12 @@ struct Loaded {
 /// ```
 ///
 /// Read sequentially, the final chunk is the one the source ends after
-/// (found by reading one byte ahead). Data after a final chunk (one that
-/// opens with the final flag where more data follows) releases that chunk,
-/// then fails with [`StreamError::TrailingData`], as age does.
+/// (found by reading one byte ahead). As age reads a stream: data after a
+/// final chunk (one that opens with the final flag where more data follows)
+/// releases that chunk, then fails with [`StreamError::TrailingData`]; a
+/// stream that ends after a full chunk that verifies only as a middle chunk
+/// releases it, then fails with [`StreamError::Truncated`]. Either way every
+/// byte released was authenticated, and the read fails.
 ///
 /// Over a [`Seek`] source, [`Seek`] gives random access: the first seek
 /// measures the sealed length (from the position the decryptor started at
@@ -57,7 +60,8 @@ pub struct StreamDecryptor<A: Aead, R: Read> {
     peek: Option<u8>,
     /// Bytes taken from `inner` since construction (sequential reading).
     consumed: u64,
-    /// Reported once the final chunk's plaintext has been read.
+    /// Reported once the last chunk's plaintext has been read (trailing
+    /// data, or a stream cut after a verified full middle chunk).
     trailing: Option<StreamError>,
     failed: Option<StreamError>,
     /// Random access: where the stream starts in `inner`, and its shape.
@@ -144,8 +148,21 @@ impl<A: Aead, R: Read> StreamDecryptor<A, R> {
             Err(StreamError::Truncated)
         } else if at_end && n == TAG_LEN && index > 0 {
             Err(StreamError::EmptyLastChunk)
-        } else if at_end {
+        } else if at_end && n < SEALED_CHUNK_LEN {
             self.open_into_plain(index, n, true).map(|len| (len, true))
+        } else if at_end {
+            // A full chunk at the end: the final one, or (as age reads it) a
+            // verified middle chunk after which the stream was cut.
+            match self.open_into_plain(index, n, true) {
+                Ok(len) => Ok((len, true)),
+                Err(err) => match self.open_into_plain(index, n, false) {
+                    Ok(len) => {
+                        self.trailing = Some(StreamError::Truncated);
+                        Ok((len, true))
+                    }
+                    Err(_) => Err(err),
+                },
+            }
         } else {
             match self.open_into_plain(index, n, false) {
                 Ok(len) => Ok((len, false)),

@@ -1,0 +1,79 @@
+//! Recipient strings, recipient files and identity files, as age reads them:
+//! `age1...` and OpenSSH public key lines (`ssh-ed25519`, `ssh-rsa`);
+//! identity files of `AGE-SECRET-KEY-1...` lines (with `#` comments) or an
+//! OpenSSH private key.
+
+use crate::error::{Error, Result};
+use crate::ssh::{SshIdentity, SshRecipient};
+use crate::x25519::{X25519Identity, X25519Recipient};
+use crate::{Identity, Recipient};
+
+/// Parses one recipient: `age1...`, or an SSH public key line.
+pub fn parse_recipient(s: &str) -> Result<Box<dyn Recipient>> {
+    let s = s.trim();
+    if s.starts_with("age1") {
+        Ok(Box::new(s.parse::<X25519Recipient>()?))
+    } else if s.starts_with("ssh-ed25519 ") || s.starts_with("ssh-rsa ") {
+        Ok(Box::new(SshRecipient::parse(s)?))
+    } else if s.starts_with("ssh-") || s.starts_with("ecdsa-") {
+        Err(Error::key(
+            "only ssh-ed25519 and ssh-rsa SSH keys can be recipients",
+        ))
+    } else {
+        Err(Error::key(
+            "unknown recipient type (expected age1... or an ssh-ed25519 / ssh-rsa public key)",
+        ))
+    }
+}
+
+/// Parses a recipients file: one recipient per line, blank lines and `#`
+/// comments ignored.
+pub fn parse_recipients_file(text: &str) -> Result<Vec<Box<dyn Recipient>>> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        out.push(parse_recipient(line).map_err(|e| Error::key(format!("line {}: {e}", n + 1)))?);
+    }
+    if out.is_empty() {
+        return Err(Error::key("no recipients in the file"));
+    }
+    Ok(out)
+}
+
+/// Parses an identity file: an OpenSSH private key, or `AGE-SECRET-KEY-1`
+/// lines with blank lines and `#` comments. Errors never quote key material.
+pub fn parse_identity_file(bytes: &[u8]) -> Result<Vec<Box<dyn Identity>>> {
+    let text = std::str::from_utf8(bytes).map_err(|_| Error::key("identity file is not text"))?;
+    let trimmed = text.trim_start();
+    if trimmed.starts_with("-----BEGIN OPENSSH PRIVATE KEY-----") {
+        return Ok(vec![Box::new(SshIdentity::parse(trimmed.as_bytes())?)]);
+    }
+    if trimmed.starts_with("-----BEGIN") {
+        return Err(Error::key(
+            "unsupported identity file (PEM keys other than OpenSSH's, and encrypted identity files, are not read)",
+        ));
+    }
+    let mut out: Vec<Box<dyn Identity>> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if !line.starts_with("AGE-SECRET-KEY-1") {
+            return Err(Error::key(format!(
+                "identity file line {}: not an AGE-SECRET-KEY-1 identity",
+                n + 1
+            )));
+        }
+        out.push(Box::new(line.parse::<X25519Identity>().map_err(|_| {
+            Error::key(format!("identity file line {}: malformed identity", n + 1))
+        })?));
+    }
+    if out.is_empty() {
+        return Err(Error::key("no identities in the file"));
+    }
+    Ok(out)
+}

@@ -1,0 +1,279 @@
+//! SSH keys as age recipients and identities (age's `ssh-ed25519` and
+//! `ssh-rsa` stanzas), from OpenSSH public key lines and unencrypted
+//! OpenSSH private key files.
+//!
+//! * `ssh-ed25519 tag share`: the Ed25519 key converted to X25519
+//!   (Edwards to Montgomery; the secret is SHA-512(seed)[..32]), an X25519
+//!   exchange whose shared secret is tweaked by X25519 with
+//!   HKDF-SHA256(salt = the SSH key blob, "age-encryption.org/v1/ssh-ed25519").
+//! * `ssh-rsa tag`: RSA-OAEP-SHA256 with the label
+//!   "age-encryption.org/v1/ssh-rsa". RSA private keys only ever decrypt a
+//!   stanza locally (no oracle is exposed); the `rsa` crate 0.10 is used, whose
+//!   decryption is constant-time (0.9 carries RUSTSEC-2023-0071, Marvin).
+//!
+//! `tag` is base64 of the first 4 bytes of SHA-256 of the SSH key blob: it
+//! only says which key a stanza is for.
+
+use crate::error::{Error, Result};
+use crate::format::{Stanza, encode_b64};
+use crate::primitives::FileKey;
+use crate::x25519::{unwrap_from, wrap_to};
+use crate::{Identity, Recipient};
+use core::fmt;
+use curve25519_dalek::edwards::CompressedEdwardsY;
+use rsa::{BoxedUint, Oaep};
+use sha2::{Digest, Sha256, Sha512};
+use ssh_key::private::KeypairData;
+use ssh_key::public::KeyData;
+use ssh_key::{Mpint, PrivateKey, PublicKey};
+use x25519_dalek::{X25519_BASEPOINT_BYTES, x25519};
+use zeroize::Zeroizing;
+
+const ED25519_LABEL: &[u8] = b"age-encryption.org/v1/ssh-ed25519";
+const RSA_LABEL: &[u8] = b"age-encryption.org/v1/ssh-rsa";
+
+/// The stanza tag argument of an SSH key blob.
+fn key_tag(blob: &[u8]) -> String {
+    encode_b64(&Sha256::digest(blob)[..4])
+}
+
+fn ed25519_tweak(blob: &[u8]) -> Zeroizing<[u8; 32]> {
+    crate::primitives::hkdf_sha256(&[], blob, ED25519_LABEL)
+}
+
+fn ed25519_to_x25519(public: &[u8; 32]) -> Result<[u8; 32]> {
+    CompressedEdwardsY(*public)
+        .decompress()
+        .map(|p| p.to_montgomery().to_bytes())
+        .ok_or_else(|| Error::key("invalid ssh-ed25519 public key"))
+}
+
+fn mpint(m: &Mpint) -> Result<BoxedUint> {
+    let bytes = m
+        .as_positive_bytes()
+        .ok_or_else(|| Error::key("invalid ssh-rsa key (negative integer)"))?;
+    Ok(BoxedUint::from_be_slice_vartime(bytes))
+}
+
+enum RecipientKey {
+    Ed25519 { x25519: [u8; 32] },
+    Rsa(Box<rsa::PublicKey>),
+}
+
+/// An SSH public key as a recipient (`ssh-ed25519` or `ssh-rsa`).
+pub struct SshRecipient {
+    tag: String,
+    blob: Vec<u8>,
+    key: RecipientKey,
+    line: String,
+}
+
+impl SshRecipient {
+    /// Parses an OpenSSH public key line (`ssh-ed25519 AAAA... comment`).
+    pub fn parse(line: &str) -> Result<SshRecipient> {
+        let public = PublicKey::from_openssh(line.trim())
+            .map_err(|e| Error::key(format!("malformed SSH public key: {e}")))?;
+        let blob = public
+            .to_bytes()
+            .map_err(|e| Error::key(format!("malformed SSH public key: {e}")))?;
+        let key = match public.key_data() {
+            KeyData::Ed25519(pk) => RecipientKey::Ed25519 {
+                x25519: ed25519_to_x25519(&pk.0)?,
+            },
+            KeyData::Rsa(pk) => {
+                let public = rsa::PublicKey::new(mpint(&pk.n)?, mpint(&pk.e)?)
+                    .map_err(|e| Error::key(format!("unusable ssh-rsa key: {e}")))?;
+                RecipientKey::Rsa(Box::new(public))
+            }
+            other => {
+                return Err(Error::key(format!(
+                    "SSH key type {} is not supported (ssh-ed25519 and ssh-rsa are)",
+                    other.algorithm()
+                )));
+            }
+        };
+        let mut parts = line.split_whitespace();
+        let line = format!(
+            "{} {}",
+            parts.next().unwrap_or(""),
+            parts.next().unwrap_or("")
+        );
+        Ok(SshRecipient {
+            tag: key_tag(&blob),
+            blob,
+            key,
+            line,
+        })
+    }
+}
+
+impl fmt::Debug for SshRecipient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SshRecipient({})", self.line)
+    }
+}
+
+impl Recipient for SshRecipient {
+    fn wrap(&self, file_key: &FileKey) -> Result<Vec<Stanza>> {
+        match &self.key {
+            RecipientKey::Ed25519 { x25519 } => {
+                let tweak = ed25519_tweak(&self.blob);
+                let (share, body) = wrap_to(x25519, Some(&tweak), ED25519_LABEL, file_key)?;
+                Ok(vec![Stanza {
+                    tag: "ssh-ed25519".into(),
+                    args: vec![self.tag.clone(), encode_b64(&share)],
+                    body,
+                }])
+            }
+            RecipientKey::Rsa(public) => {
+                let body = public
+                    .encrypt(
+                        &mut getrandom::SysRng,
+                        Oaep::<Sha256>::new_with_label(RSA_LABEL),
+                        &file_key[..],
+                    )
+                    .map_err(|e| Error::key(format!("ssh-rsa encryption failed: {e}")))?;
+                Ok(vec![Stanza {
+                    tag: "ssh-rsa".into(),
+                    args: vec![self.tag.clone()],
+                    body,
+                }])
+            }
+        }
+    }
+}
+
+enum IdentityKey {
+    Ed25519 {
+        secret: Zeroizing<[u8; 32]>,
+        x25519_public: [u8; 32],
+    },
+    Rsa(Box<rsa::PrivateKey>),
+}
+
+/// An OpenSSH private key as an identity.
+pub struct SshIdentity {
+    tag: String,
+    blob: Vec<u8>,
+    key: IdentityKey,
+}
+
+impl SshIdentity {
+    /// Parses an OpenSSH private key file (`-----BEGIN OPENSSH PRIVATE KEY-----`).
+    /// Passphrase-protected keys are refused with a clear error.
+    pub fn parse(pem: &[u8]) -> Result<SshIdentity> {
+        let private = PrivateKey::from_openssh(pem)
+            .map_err(|e| Error::key(format!("malformed OpenSSH private key: {e}")))?;
+        if private.is_encrypted() {
+            return Err(Error::key(
+                "passphrase-protected OpenSSH keys are not supported: use an unencrypted copy \
+                 (ssh-keygen -p -N '' -f COPY) or an age identity",
+            ));
+        }
+        let blob = private
+            .public_key()
+            .to_bytes()
+            .map_err(|e| Error::key(format!("malformed OpenSSH private key: {e}")))?;
+        let key = match private.key_data() {
+            KeypairData::Ed25519(kp) => {
+                let seed = Zeroizing::new(kp.private.to_bytes());
+                let mut hash = Zeroizing::new([0u8; 64]);
+                hash.copy_from_slice(&Sha512::digest(&seed[..]));
+                let mut secret = Zeroizing::new([0u8; 32]);
+                secret.copy_from_slice(&hash[..32]);
+                let x25519_public = ed25519_to_x25519(&kp.public.0)?;
+                // The converted secret must match the key's public half.
+                if x25519(*secret, X25519_BASEPOINT_BYTES) != x25519_public {
+                    return Err(Error::key("inconsistent ssh-ed25519 private key"));
+                }
+                IdentityKey::Ed25519 {
+                    secret,
+                    x25519_public,
+                }
+            }
+            KeypairData::Rsa(kp) => {
+                let key = rsa::PrivateKey::from_components(
+                    mpint(&kp.public.n)?,
+                    mpint(&kp.public.e)?,
+                    mpint(&kp.private.d)?,
+                    vec![mpint(&kp.private.p)?, mpint(&kp.private.q)?],
+                )
+                .map_err(|e| Error::key(format!("unusable ssh-rsa private key: {e}")))?;
+                IdentityKey::Rsa(Box::new(key))
+            }
+            other => {
+                return Err(Error::key(format!(
+                    "SSH key type {} is not supported (ssh-ed25519 and ssh-rsa are)",
+                    other.algorithm().map(|a| a.to_string()).unwrap_or_default()
+                )));
+            }
+        };
+        Ok(SshIdentity {
+            tag: key_tag(&blob),
+            blob,
+            key,
+        })
+    }
+}
+
+impl fmt::Debug for SshIdentity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.key {
+            IdentityKey::Ed25519 { .. } => "ssh-ed25519",
+            IdentityKey::Rsa(_) => "ssh-rsa",
+        };
+        write!(f, "SshIdentity({kind}, tag {})", self.tag)
+    }
+}
+
+impl Identity for SshIdentity {
+    fn unwrap(&self, stanza: &Stanza) -> Option<Result<FileKey>> {
+        match (&self.key, stanza.tag.as_str()) {
+            (
+                IdentityKey::Ed25519 {
+                    secret,
+                    x25519_public,
+                },
+                "ssh-ed25519",
+            ) => {
+                if stanza.args.len() != 2 {
+                    return Some(Err(Error::header("malformed ssh-ed25519 stanza arguments")));
+                }
+                if stanza.args[0] != self.tag {
+                    return None;
+                }
+                let tweak = ed25519_tweak(&self.blob);
+                unwrap_from(
+                    secret,
+                    x25519_public,
+                    Some(&tweak),
+                    ED25519_LABEL,
+                    &stanza.args[1],
+                    &stanza.body,
+                    "ssh-ed25519",
+                )
+            }
+            (IdentityKey::Rsa(key), "ssh-rsa") => {
+                if stanza.args.len() != 1 {
+                    return Some(Err(Error::header("malformed ssh-rsa stanza arguments")));
+                }
+                if stanza.args[0] != self.tag {
+                    return None;
+                }
+                let plain = Zeroizing::new(
+                    key.decrypt(Oaep::<Sha256>::new_with_label(RSA_LABEL), &stanza.body)
+                        .ok()?,
+                );
+                if plain.len() != 16 {
+                    return Some(Err(Error::header(
+                        "malformed ssh-rsa stanza (file key size)",
+                    )));
+                }
+                let mut file_key = Zeroizing::new([0u8; 16]);
+                file_key.copy_from_slice(&plain);
+                Some(Ok(file_key))
+            }
+            _ => None,
+        }
+    }
+}
