@@ -393,10 +393,6 @@ fn load_average() -> Option<[f64; 3]> {
     Some([it.next()??, it.next()??, it.next()??])
 }
 
-fn names(f: Features) -> Vec<&'static str> {
-    f.iter().map(|f| f.name()).collect()
-}
-
 /// Checks what can be checked before measuring: the peers feature, and that
 /// a named backend covers at least one of the ciphers.
 pub fn validate(opts: &Options) -> Result<(), String> {
