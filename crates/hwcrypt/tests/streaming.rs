@@ -155,13 +155,22 @@ fn run_pieces(
             }
             p
         } else {
-            let mut p = bytes(rng, n);
+            // At an odd offset in a garbage-filled buffer with guard bytes.
+            let at = rng.random_range(0..16);
+            let mut out = bytes(rng, at + n + 16);
+            let guard = out.clone();
+            let before = input.to_vec();
             if encrypt {
-                stream.encrypt_to(input, &mut p)?;
+                stream.encrypt_to(input, &mut out[at..at + n])?;
             } else {
-                stream.decrypt_to(input, &mut p)?;
+                stream.decrypt_to(input, &mut out[at..at + n])?;
             }
-            p
+            assert!(input == before, "a separate input was changed");
+            assert!(
+                out[..at] == guard[..at] && out[at + n..] == guard[at + n..],
+                "bytes around a separate output were changed"
+            );
+            out[at..at + n].to_vec()
         };
         out.append(&mut piece);
         at += n;

@@ -4,8 +4,10 @@
 //! with a 13-byte AAD (a TLS record header) both ways, the one-shot
 //! `seal_in_place_detached` / `open_in_place_detached` and the stream
 //! (`start`, `aad`, `encrypt`/`decrypt` per piece, `finish`/`verify`), for
-//! these shapes: a 16 KiB message in one piece and in 16 pieces of 1 KiB, a
-//! 1 KiB message in one piece, and a 1 MiB message in 16 KiB pieces. ALG is
+//! these shapes: a 16 KiB message in one piece (in place, and between
+//! separate buffers: `seal_detached` / `encrypt_to`) and in 16 pieces of
+//! 1 KiB, a 1 KiB message in one piece, and a 1 MiB message in 16 KiB
+//! pieces. In-place opens copy the ciphertext back first, both APIs alike. ALG is
 //! `aes-128-gcm`, `aes-256-gcm` or `chacha20-poly1305` (default: all three)
 //! on every backend this (masked) CPU runs.
 //!
@@ -26,20 +28,25 @@ use std::time::Duration;
 const AAD: [u8; 13] = [0x17; 13];
 const NONCE: [u8; 12] = [0x42; 12];
 
-/// (message bytes, piece bytes).
-const SHAPES: [(usize, usize); 4] = [
-    (16 << 10, 16 << 10),
-    (16 << 10, 1 << 10),
-    (1 << 10, 1 << 10),
-    (1 << 20, 16 << 10),
+/// (message bytes, piece bytes, separate input and output buffers).
+const SHAPES: [(usize, usize, bool); 5] = [
+    (16 << 10, 16 << 10, false),
+    (16 << 10, 16 << 10, true),
+    (16 << 10, 1 << 10, false),
+    (1 << 10, 1 << 10, false),
+    (1 << 20, 16 << 10, false),
 ];
 
 /// One algorithm on one backend, both APIs.
 trait Subject {
     fn seal(&self, buf: &mut [u8]) -> Vec<u8>;
     fn open(&self, buf: &mut [u8], tag: &[u8]);
+    fn seal_to(&self, input: &[u8], output: &mut [u8]);
+    fn open_to(&self, input: &[u8], output: &mut [u8], tag: &[u8]);
     fn stream_seal(&mut self, buf: &mut [u8], piece: usize);
     fn stream_open(&mut self, buf: &mut [u8], piece: usize, tag: &[u8]);
+    fn stream_seal_to(&mut self, input: &[u8], output: &mut [u8]);
+    fn stream_open_to(&mut self, input: &[u8], output: &mut [u8], tag: &[u8]);
 }
 
 struct Gcm(AesGcm, AesGcmStream<AesGcm>);
@@ -56,6 +63,28 @@ macro_rules! subject {
                 self.0
                     .open_in_place_detached(&NONCE, &AAD, buf, tag)
                     .unwrap();
+            }
+            fn seal_to(&self, input: &[u8], output: &mut [u8]) {
+                black_box(self.0.seal_detached(&NONCE, &AAD, input, output).unwrap());
+            }
+            fn open_to(&self, input: &[u8], output: &mut [u8], tag: &[u8]) {
+                self.0
+                    .open_detached(&NONCE, &AAD, input, tag, output)
+                    .unwrap();
+            }
+            fn stream_seal_to(&mut self, input: &[u8], output: &mut [u8]) {
+                let s = &mut self.1;
+                s.start(&NONCE).unwrap();
+                s.aad(&AAD).unwrap();
+                s.encrypt_to(input, output).unwrap();
+                black_box(s.finish().unwrap());
+            }
+            fn stream_open_to(&mut self, input: &[u8], output: &mut [u8], tag: &[u8]) {
+                let s = &mut self.1;
+                s.start(&NONCE).unwrap();
+                s.aad(&AAD).unwrap();
+                s.decrypt_to(input, output).unwrap();
+                s.verify(tag).unwrap();
             }
             fn stream_seal(&mut self, buf: &mut [u8], piece: usize) {
                 let s = &mut self.1;
@@ -132,11 +161,12 @@ fn main() {
     // Cells in order: per subject, per shape, per op: one-shot then stream.
     let mut cells: Vec<Cell> = Vec::new();
     for (name, _) in &subjects {
-        for (msg, piece) in SHAPES {
+        for (msg, piece, sep) in SHAPES {
             for op in ["seal", "open"] {
                 for api in ["one-shot", "stream"] {
+                    let to = if sep { " (_to)" } else { "" };
                     cells.push(Cell {
-                        label: format!("{name} {op} {msg} B in {piece} B pieces {api}"),
+                        label: format!("{name} {op}{to} {msg} B in {piece} B pieces {api}"),
                         samples: Vec::new(),
                     });
                 }
@@ -146,8 +176,9 @@ fn main() {
     for _ in 0..reps {
         let mut c = 0;
         for (_, s) in &mut subjects {
-            for (msg, piece) in SHAPES {
+            for (msg, piece, sep) in SHAPES {
                 let mut buf = vec![0u8; msg];
+                let plain = buf.clone();
                 let tag = s.seal(&mut buf);
                 let sealed = buf.clone();
                 // Batches of about 1 MiB between clock reads.
@@ -157,6 +188,22 @@ fn main() {
                     for stream in [false, true] {
                         let (med, _, _) = probe_gbps(1, window, bytes, || {
                             for _ in 0..per {
+                                if sep {
+                                    // Separate buffers: no copy back needed.
+                                    match (open, stream) {
+                                        (false, false) => s.seal_to(&plain, black_box(&mut buf)),
+                                        (false, true) => {
+                                            s.stream_seal_to(&plain, black_box(&mut buf))
+                                        }
+                                        (true, false) => {
+                                            s.open_to(&sealed, black_box(&mut buf), &tag)
+                                        }
+                                        (true, true) => {
+                                            s.stream_open_to(&sealed, black_box(&mut buf), &tag)
+                                        }
+                                    }
+                                    continue;
+                                }
                                 match (open, stream) {
                                     (false, false) => {
                                         black_box(s.seal(black_box(&mut buf)));

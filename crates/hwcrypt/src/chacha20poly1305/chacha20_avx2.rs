@@ -93,24 +93,28 @@ impl Avx2 {
     }
 
     /// The middle of a streamed message: encrypts (`seal`) or decrypts
-    /// `buf` in place from block `state[12]` and absorbs its ciphertext into
-    /// `poly`, stitched as in a one-shot message. `buf` is whole 64-byte
-    /// blocks, and `poly` is at a block boundary.
+    /// `input` (or `output` in place, when `input` is `None`) into `output`
+    /// from block `state[12]` and absorbs the ciphertext into `poly`,
+    /// stitched as in a one-shot message. `output` is whole 64-byte blocks,
+    /// a separate `input` as long, and `poly` is at a block boundary.
     pub(crate) fn aead_blocks(
         self,
         seal: bool,
         state: &[u32; 16],
         poly: &mut Poly1305,
-        buf: &mut [u8],
+        input: Option<&[u8]>,
+        output: &mut [u8],
     ) {
-        assert!(buf.len().is_multiple_of(64));
+        assert!(output.len().is_multiple_of(64));
+        assert!(input.is_none_or(|i| i.len() == output.len()));
         // SAFETY: an `Avx2` exists only if AVX and AVX2 were detected; the
-        // length is whole blocks (checked above).
+        // length is whole blocks and a separate input as long (checked
+        // above).
         unsafe {
             if seal {
-                aead_blocks::<true>(state, poly, buf);
+                aead_blocks::<true>(state, poly, input, output);
             } else {
-                aead_blocks::<false>(state, poly, buf);
+                aead_blocks::<false>(state, poly, input, output);
             }
         }
     }
@@ -484,8 +488,7 @@ fn share(step: usize, blocks: usize) -> (usize, usize) {
 #[target_feature(enable = "avx2")]
 fn xor_keystream(state: &[u32; 16], mut io: InOut<'_>) {
     let len = io.len();
-    let src = io.src_ptr();
-    let dst = io.dst_ptr();
+    let (src, dst) = io.ptrs();
     let mut x = init8(state);
     let mut off = 0;
     while len - off >= BATCH {
@@ -635,20 +638,30 @@ fn aead<const SEAL: bool>(
 
 /// The middle of a streamed message (see [`Avx2::aead_blocks`]): the loop
 /// of [`aead`] without its first batch (block 0, the associated data) and
-/// its end (the length block). `buf.len()` is a multiple of 64, so every
+/// its end (the length block). `output.len()` is a multiple of 64, so every
 /// chunk is whole 16-byte blocks.
 #[target_feature(enable = "avx2")]
-fn aead_blocks<const SEAL: bool>(state: &[u32; 16], poly: &mut Poly1305, buf: &mut [u8]) {
-    let len = buf.len();
+fn aead_blocks<const SEAL: bool>(
+    state: &[u32; 16],
+    poly: &mut Poly1305,
+    input: Option<&[u8]>,
+    output: &mut [u8],
+) {
+    let len = output.len();
     debug_assert!(len.is_multiple_of(64));
-    let p = buf.as_mut_ptr();
+    let dst = output.as_mut_ptr();
+    // In place the input is the output; a separate input has the same
+    // length and cannot overlap it (a shared borrow next to a mutable one).
+    let src = input.map_or(dst.cast_const(), <[u8]>::as_ptr);
+    // The ciphertext: the output when sealing, the input when opening.
+    let mac_base = if SEAL { dst.cast_const() } else { src };
     let mac = |from: usize, n: usize| {
         debug_assert!(from + n <= len);
-        // SAFETY: `p` covers `len` bytes and every caller passes
+        // SAFETY: `mac_base` covers `len` bytes and every caller passes
         // `from + n <= len`; each slice covers bytes not written while it
         // lives (sealing: an earlier chunk, already written; opening: the
         // current chunk, before its keystream is applied).
-        unsafe { core::slice::from_raw_parts(p.cast_const().add(from), n) }
+        unsafe { core::slice::from_raw_parts(mac_base.add(from), n) }
     };
     let mut x = init8(state);
     // Sealing: the ciphertext not yet absorbed.
@@ -664,8 +677,8 @@ fn aead_blocks<const SEAL: bool>(state: &[u32; 16], poly: &mut Poly1305, buf: &m
             let (lo, hi) = share(i, nb);
             poly.blocks(&m[lo..hi]);
         });
-        // SAFETY: off + 512 <= len, in place.
-        unsafe { xor512(p.add(off), p.add(off), &ks) };
+        // SAFETY: off + 512 <= len; in place src == dst, else disjoint.
+        unsafe { xor512(src.add(off), dst.add(off), &ks) };
         wipe(&mut ks);
         (pending_at, pending_len) = (off, BATCH);
         next8(&mut x);
@@ -685,8 +698,8 @@ fn aead_blocks<const SEAL: bool>(state: &[u32; 16], poly: &mut Poly1305, buf: &m
             poly.blocks(&m[lo..hi]);
         });
         st.zeroize();
-        // SAFETY: the `n` bytes from `off` are inside `buf`, in place.
-        unsafe { xor_partial(p.add(off), p.add(off), &ks, 0, n) };
+        // SAFETY: the `n` bytes from `off` are inside both ranges.
+        unsafe { xor_partial(src.add(off), dst.add(off), &ks, 0, n) };
         wipe(&mut ks);
         (pending_at, pending_len) = (off, n);
     }

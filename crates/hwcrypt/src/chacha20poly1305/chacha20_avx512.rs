@@ -128,24 +128,28 @@ impl Avx512 {
     }
 
     /// The middle of a streamed message: encrypts (`seal`) or decrypts
-    /// `buf` in place from block `state[12]` and absorbs its ciphertext into
-    /// `poly`, stitched as in a one-shot message. `buf` is whole 64-byte
-    /// blocks, and `poly` is at a block boundary.
+    /// `input` (or `output` in place, when `input` is `None`) into `output`
+    /// from block `state[12]` and absorbs the ciphertext into `poly`,
+    /// stitched as in a one-shot message. `output` is whole 64-byte blocks,
+    /// a separate `input` as long, and `poly` is at a block boundary.
     pub(crate) fn aead_blocks(
         self,
         seal: bool,
         state: &[u32; 16],
         poly: &mut Poly1305,
-        buf: &mut [u8],
+        input: Option<&[u8]>,
+        output: &mut [u8],
     ) {
-        assert!(buf.len().is_multiple_of(64));
+        assert!(output.len().is_multiple_of(64));
+        assert!(input.is_none_or(|i| i.len() == output.len()));
         // SAFETY: an `Avx512` exists only if the features were detected;
-        // the length is whole blocks (checked above).
+        // the length is whole blocks and a separate input as long (checked
+        // above).
         unsafe {
             if seal {
-                aead_blocks::<true>(state, poly, buf);
+                aead_blocks::<true>(state, poly, input, output);
             } else {
-                aead_blocks::<false>(state, poly, buf);
+                aead_blocks::<false>(state, poly, input, output);
             }
         }
     }
@@ -776,8 +780,7 @@ impl Ifma {
 #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
 fn xor_keystream(state: &[u32; 16], mut io: InOut<'_>) {
     let len = io.len();
-    let src = io.src_ptr();
-    let dst = io.dst_ptr();
+    let (src, dst) = io.ptrs();
     let mut x = init16(state);
     let mut off = 0;
     while off < len {
@@ -952,32 +955,49 @@ fn aead<const SEAL: bool>(
 
 /// The middle of a streamed message (see [`Avx512::aead_blocks`]): the
 /// loop of [`aead`] without its first batch (block 0, the associated data)
-/// and its end (the length block): `buf.len()` is a multiple of 64, so
+/// and its end (the length block): `output.len()` is a multiple of 64, so
 /// every chunk but the last is a whole batch and the rest after the vector
 /// Poly1305's groups is whole 16-byte blocks.
 #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
-fn aead_blocks<const SEAL: bool>(state: &[u32; 16], poly: &mut Poly1305, buf: &mut [u8]) {
-    let len = buf.len();
+fn aead_blocks<const SEAL: bool>(
+    state: &[u32; 16],
+    poly: &mut Poly1305,
+    input: Option<&[u8]>,
+    output: &mut [u8],
+) {
+    let len = output.len();
     debug_assert!(len.is_multiple_of(64));
     if len < IFMA_MIN {
         // Too short to pay for the vector Poly1305's setup.
         if !SEAL {
-            poly.blocks(buf);
+            poly.blocks(input.unwrap_or(output));
         }
-        xor_keystream(state, InOut::InPlace(&mut *buf));
+        let io = match input {
+            Some(input) => InOut::Separate {
+                input,
+                output: &mut *output,
+            },
+            None => InOut::InPlace(&mut *output),
+        };
+        xor_keystream(state, io);
         if SEAL {
-            poly.blocks(buf);
+            poly.blocks(output);
         }
         return;
     }
-    let p = buf.as_mut_ptr();
+    let dst = output.as_mut_ptr();
+    // In place the input is the output; a separate input has the same
+    // length and cannot overlap it (a shared borrow next to a mutable one).
+    let src = input.map_or(dst.cast_const(), <[u8]>::as_ptr);
+    // The ciphertext: the output when sealing, the input when opening.
+    let mac_base = if SEAL { dst.cast_const() } else { src };
     let mac = |from: usize, n: usize| {
         debug_assert!(from + n <= len);
-        // SAFETY: `p` covers `len` bytes and every caller passes
+        // SAFETY: `mac_base` covers `len` bytes and every caller passes
         // `from + n <= len`; each slice covers bytes not written while it
         // lives (sealing: earlier chunks, already written; opening: the
         // current chunk, before its keystream is applied).
-        unsafe { core::slice::from_raw_parts(p.cast_const().add(from), n) }
+        unsafe { core::slice::from_raw_parts(mac_base.add(from), n) }
     };
     let mut x = init16(state);
     let mut st = *state;
@@ -1017,8 +1037,9 @@ fn aead_blocks<const SEAL: bool>(state: &[u32; 16], poly: &mut Poly1305, buf: &m
             poly.blocks(mac(absorbed, len - absorbed));
             absorbed = len;
         }
-        // SAFETY: the `n` bytes from `off` are inside `buf` (in place).
-        unsafe { xor_partial(p.add(off), p.add(off), &ks, 0, n) };
+        // SAFETY: the `n` bytes from `off` are inside both ranges; in place
+        // src == dst, else disjoint.
+        unsafe { xor_partial(src.add(off), dst.add(off), &ks, 0, n) };
         wipe(&mut ks);
         next_batch(&mut x);
         st[12] = st[12].wrapping_add((BATCH / 64) as u32);
@@ -1030,7 +1051,7 @@ fn aead_blocks<const SEAL: bool>(state: &[u32; 16], poly: &mut Poly1305, buf: &m
         // Sealing: whole groups of the last chunk, then the lanes fold back.
         while len - absorbed >= GROUP {
             // SAFETY: 128 bytes of written ciphertext from `absorbed`.
-            unsafe { v.absorb(p.add(absorbed)) };
+            unsafe { v.absorb(mac_base.add(absorbed)) };
             absorbed += GROUP;
         }
         v.finish(poly);

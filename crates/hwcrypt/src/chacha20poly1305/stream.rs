@@ -59,38 +59,34 @@ impl Keystream {
         }
     }
 
-    /// XORs the keystream into `buf`.
-    fn apply(&mut self, buf: &mut [u8]) {
-        let mut rest = buf;
-        if self.used < CHACHA_BLOCK {
-            let take = (CHACHA_BLOCK - self.used).min(rest.len());
-            let (head, tail) = rest.split_at_mut(take);
-            for (b, k) in head.iter_mut().zip(&self.block[self.used..]) {
-                *b ^= k;
-            }
+    /// XORs the keystream into `io`.
+    fn apply(&mut self, mut io: InOut<'_>) {
+        if self.used < CHACHA_BLOCK && !io.is_empty() {
+            let take = (CHACHA_BLOCK - self.used).min(io.len());
+            let (mut head, rest) = io.split_at(take);
+            head.xor_keystream(&self.block[self.used..self.used + take]);
             self.used += take;
-            rest = tail;
+            io = rest;
         }
-        while rest.len() >= CHACHA_BLOCK {
+        while io.len() >= CHACHA_BLOCK {
             // The kernels wrap the 32-bit counter; stop at the wrap so the
             // carry (or, for the AEAD, nothing: its limit keeps below it)
             // happens here.
             let room = (1u64 << 32) - u64::from(self.state[12]);
-            let blocks = ((rest.len() / CHACHA_BLOCK) as u64).min(room);
-            let (body, tail) = rest.split_at_mut(blocks as usize * CHACHA_BLOCK);
-            self.engine.xor_keystream(&self.state, InOut::InPlace(body));
+            let blocks = ((io.len() / CHACHA_BLOCK) as u64).min(room);
+            let (body, rest) = io.split_at(blocks as usize * CHACHA_BLOCK);
+            self.engine.xor_keystream(&self.state, body);
             self.advance(blocks as u32);
-            rest = tail;
+            io = rest;
         }
-        if !rest.is_empty() {
+        if !io.is_empty() {
             self.block = [0; CHACHA_BLOCK];
             self.engine
                 .xor_keystream(&self.state, InOut::InPlace(&mut self.block));
             self.advance(1);
-            for (b, k) in rest.iter_mut().zip(&self.block) {
-                *b ^= k;
-            }
-            self.used = rest.len();
+            let n = io.len();
+            io.xor_keystream(&self.block[..n]);
+            self.used = n;
         }
     }
 }
@@ -182,14 +178,13 @@ impl ChaCha20 {
 
     /// XORs the keystream into `buf`.
     pub fn apply_keystream(&mut self, buf: &mut [u8]) {
-        self.stream.apply(buf);
+        self.stream.apply(InOut::InPlace(buf));
     }
 
     /// Writes `input` XOR keystream to `output` (same length).
     pub fn apply_keystream_to(&mut self, input: &[u8], output: &mut [u8]) -> Result<()> {
         same_len(input, output)?;
-        output.copy_from_slice(input);
-        self.stream.apply(output);
+        self.stream.apply(InOut::Separate { input, output });
         Ok(())
     }
 }
@@ -296,13 +291,20 @@ impl Message {
 
     /// Encrypts or decrypts a few bytes at the edge of a piece (inside one
     /// keystream block) through the buffers.
-    fn edge(&mut self, encrypt: bool, buf: &mut [u8]) {
+    fn edge(&mut self, encrypt: bool, io: InOut<'_>) {
+        let buf = match io {
+            InOut::InPlace(buf) => buf,
+            InOut::Separate { input, output } => {
+                output.copy_from_slice(input);
+                output
+            }
+        };
         if encrypt {
-            self.keystream.apply(buf);
+            self.keystream.apply(InOut::InPlace(&mut *buf));
             self.mac(buf);
         } else {
             self.mac(buf);
-            self.keystream.apply(buf);
+            self.keystream.apply(InOut::InPlace(buf));
         }
     }
 
@@ -342,7 +344,7 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
         ChaCha20Poly1305::check_nonce(nonce)?;
         let core = &self.key.borrow().core;
         let nonce: [u32; 3] = words(nonce);
-        let mut state = chacha20_soft::state(&core.key, 0, &nonce);
+        let mut state = chacha20_soft::state(&core.key.0, 0, &nonce);
         // Block 0: the Poly1305 key (its first 32 bytes).
         let mut block0 = [0u8; CHACHA_BLOCK];
         core.engine
@@ -380,22 +382,20 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
 
     /// Encrypts the next piece of the message in place.
     pub fn encrypt(&mut self, buf: &mut [u8]) -> Result<()> {
-        self.data(true, buf)
+        self.data(true, InOut::InPlace(buf))
     }
 
     /// Encrypts the next piece of the message from `input` into `output`
     /// (same length).
     pub fn encrypt_to(&mut self, input: &[u8], output: &mut [u8]) -> Result<()> {
         same_len(input, output)?;
-        self.phase.data(true)?;
-        output.copy_from_slice(input);
-        self.data(true, output)
+        self.data(true, InOut::Separate { input, output })
     }
 
     /// Decrypts the next piece of the message in place. The plaintext is
     /// not authenticated until [`verify`](Self::verify) succeeds.
     pub fn decrypt(&mut self, buf: &mut [u8]) -> Result<()> {
-        self.data(false, buf)
+        self.data(false, InOut::InPlace(buf))
     }
 
     /// Decrypts the next piece of the message from `input` into `output`
@@ -403,9 +403,7 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
     /// [`verify`](Self::verify) succeeds.
     pub fn decrypt_to(&mut self, input: &[u8], output: &mut [u8]) -> Result<()> {
         same_len(input, output)?;
-        self.phase.data(false)?;
-        output.copy_from_slice(input);
-        self.data(false, output)
+        self.data(false, InOut::Separate { input, output })
     }
 
     /// Ends an encrypted message (or one of associated data only) and
@@ -446,33 +444,38 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
         Ok(tag)
     }
 
-    fn data(&mut self, encrypt: bool, buf: &mut [u8]) -> Result<()> {
+    fn data(&mut self, encrypt: bool, io: InOut<'_>) -> Result<()> {
         let next = self.phase.data(encrypt)?;
-        if buf.is_empty() {
+        if io.is_empty() {
             return Ok(());
         }
         let m = self
             .message
             .as_mut()
             .ok_or(Error::OutOfOrder("no message"))?;
-        m.text_len = add_len(m.text_len, buf.len(), MAX_PLAINTEXT_LEN, "plaintext")?;
+        m.text_len = add_len(m.text_len, io.len(), MAX_PLAINTEXT_LEN, "plaintext")?;
         if self.phase == Phase::Aad {
             m.pad();
         }
         self.phase = next;
         // The rest of the current keystream block, then whole blocks
         // through the stitched kernel, then the start of a partial block.
-        let head = (CHACHA_BLOCK - m.keystream.used).min(buf.len());
-        let (head, rest) = buf.split_at_mut(head);
+        let head = (CHACHA_BLOCK - m.keystream.used).min(io.len());
+        let (head, rest) = io.split_at(head);
         m.edge(encrypt, head);
         let whole = rest.len() - rest.len() % CHACHA_BLOCK;
-        let (body, tail) = rest.split_at_mut(whole);
+        let (body, tail) = rest.split_at(whole);
         if !body.is_empty() {
             // At a keystream block boundary the text offset is a multiple
             // of 64, so Poly1305 holds no partial block.
             debug_assert_eq!(m.pending_len, 0);
+            let (input, output) = match body {
+                InOut::InPlace(buf) => (None, buf),
+                InOut::Separate { input, output } => (Some(input), output),
+            };
             let ks = &mut m.keystream;
-            ks.engine.aead_blocks(encrypt, &ks.state, &mut m.poly, body);
+            ks.engine
+                .aead_blocks(encrypt, &ks.state, &mut m.poly, input, output);
             ks.advance((whole / CHACHA_BLOCK) as u32);
         }
         m.edge(encrypt, tail);
