@@ -886,8 +886,8 @@ macro_rules! with_rounds {
 /// `(src, dst, blocks)` of a whole-block `io` (the kernel contract's pointers).
 fn raw(io: &mut InOut<'_>) -> (*const u8, *mut u8, usize) {
     debug_assert_eq!(io.len() % 16, 0);
-    let src = io.src_ptr();
-    (src, io.dst_ptr(), io.len() / 16)
+    let (src, dst) = io.ptrs();
+    (src, dst, io.len() / 16)
 }
 
 // SAFETY (every unsafe block below): a `Key` exists only if AES-NI and SSSE3

@@ -299,8 +299,7 @@ macro_rules! ladder {
 /// decryption keys).
 #[target_feature(enable = "avx2,vaes,aes")]
 fn ecb<const R: usize, const DEC: bool>(keys: &WideKeys, mut io: InOut<'_>) {
-    let src = io.src_ptr();
-    let dst = io.dst_ptr();
+    let (src, dst) = io.ptrs();
     macro_rules! chunk {
         ($n:literal, $at:expr) => {{
             // SAFETY: the ladder keeps `$at + 32 * $n <= io.len()`; all loads
@@ -342,8 +341,7 @@ fn feedback_decrypt<const R: usize, const CBC: bool>(
     feedback: &mut Block,
     mut io: InOut<'_>,
 ) {
-    let src = io.src_ptr();
-    let dst = io.dst_ptr();
+    let (src, dst) = io.ptrs();
     // SAFETY: `feedback` is 16 readable bytes.
     let mut last = unsafe { load1(feedback.as_ptr()) };
     macro_rules! chunk {
@@ -414,8 +412,7 @@ fn add_lanes<const LOW32: bool>(x: __m256i, n: u32) -> __m256i {
 /// within `io` (the caller splits the call where they would).
 #[target_feature(enable = "avx2,vaes,aes")]
 fn ctr<const R: usize, const LOW32: bool>(keys: &WideKeys, counter: &Block, mut io: InOut<'_>) {
-    let src = io.src_ptr();
-    let dst = io.dst_ptr();
+    let (src, dst) = io.ptrs();
     let bswap = bswap_mask();
     // SAFETY: `counter` is 16 readable bytes.
     let first = unsafe { load1(counter.as_ptr()) };
@@ -558,8 +555,7 @@ macro_rules! xts_kernel {
             tweak: &mut Block,
             mut io: InOut<'_>,
         ) {
-            let src = io.src_ptr();
-            let dst = io.dst_ptr();
+            let (src, dst) = io.ptrs();
             // SAFETY: `tweak` is 16 readable bytes.
             let mut t0 = unsafe { load1(tweak.as_ptr()) };
             if let Some(k2) = tweak_key {

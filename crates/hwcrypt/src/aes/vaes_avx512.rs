@@ -337,8 +337,7 @@ fn xts<const R: usize, const DEC: bool>(
     tweak: &mut Block,
     mut io: InOut<'_>,
 ) {
-    let src = io.src_ptr();
-    let dst = io.dst_ptr();
+    let (src, dst) = io.ptrs();
     let (unit_src, unit_dst) = (src, dst);
     // SAFETY: `tweak` is 16 readable bytes.
     let mut t0 = unsafe { _mm_loadu_si128(tweak.as_ptr().cast()) };
@@ -528,8 +527,7 @@ macro_rules! ladder {
 /// (`DEC = true`, decryption keys) of the whole blocks of `io`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes")]
 fn ecb<const R: usize, const DEC: bool>(keys: &ZmmKeys, mut io: InOut<'_>) {
-    let src = io.src_ptr();
-    let dst = io.dst_ptr();
+    let (src, dst) = io.ptrs();
     let rk = round_keys::<R>(keys);
     macro_rules! chunk {
         ($n:literal, $at:expr) => {{
@@ -566,8 +564,7 @@ fn ecb<const R: usize, const DEC: bool>(keys: &ZmmKeys, mut io: InOut<'_>) {
 /// other registers' come from a load 16 bytes before their own.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes")]
 fn cbc_dec<const R: usize>(keys: &ZmmKeys, chain: &mut Block, mut io: InOut<'_>) {
-    let src = io.src_ptr();
-    let dst = io.dst_ptr();
+    let (src, dst) = io.ptrs();
     let rk = round_keys::<R>(keys);
     // SAFETY: `chain` is 16 readable bytes.
     let mut last = _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(chain.as_ptr().cast()) });
@@ -654,8 +651,7 @@ fn add_lanes<const LOW32: bool>(x: __m512i, n: u32) -> __m512i {
 /// must not wrap within `io` (the caller splits the call where they would).
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes")]
 fn ctr<const R: usize, const LOW32: bool>(keys: &ZmmKeys, counter: &Block, mut io: InOut<'_>) {
-    let src = io.src_ptr();
-    let dst = io.dst_ptr();
+    let (src, dst) = io.ptrs();
     let rk = round_keys::<R>(keys);
     let bswap = bswap_mask();
     // SAFETY: `counter` is 16 readable bytes.
