@@ -1,8 +1,9 @@
 //! A buffer that is either transformed in place or read from one slice and
 //! written to another, so every kernel serves both call shapes without a copy.
 //!
-//! Kernels in the per-ISA files take raw pointers from [`InOut::src_ptr`] and
-//! [`InOut::dst_ptr`]; both cover exactly [`InOut::len`] bytes. In place they
+//! Kernels in the per-ISA files take raw pointers from [`InOut::ptrs`]
+//! (one call, so that in place both pointers share one provenance); both
+//! cover exactly [`InOut::len`] bytes. In place they
 //! are equal, so a kernel must load a block before it stores that block (all
 //! block-wise kernels do), and must not read a block after it stored it.
 //! Separate buffers never overlap (the borrow checker guarantees it).
@@ -36,19 +37,22 @@ impl<'a> InOut<'a> {
         self.len() == 0
     }
 
-    /// Start of the bytes to read.
-    pub(crate) fn src_ptr(&self) -> *const u8 {
+    /// `(src, dst)`: the start of the bytes to read and of the bytes to
+    /// write, both covering [`InOut::len`] bytes.
+    ///
+    /// In place both come from one `as_mut_ptr()` of the one buffer, so
+    /// they are the same pointer with the same provenance: a kernel may
+    /// read through `src` and write through `dst` in any order the module
+    /// docs allow. (Taking `src` from `as_ptr()` and then `dst` from a
+    /// second, mutable borrow would invalidate `src` under Rust's aliasing
+    /// rules: undefined behaviour that Miri reports.)
+    pub(crate) fn ptrs(&mut self) -> (*const u8, *mut u8) {
         match self {
-            InOut::InPlace(buf) => buf.as_ptr(),
-            InOut::Separate { input, .. } => input.as_ptr(),
-        }
-    }
-
-    /// Start of the bytes to write (equal to `src_ptr` in place).
-    pub(crate) fn dst_ptr(&mut self) -> *mut u8 {
-        match self {
-            InOut::InPlace(buf) => buf.as_mut_ptr(),
-            InOut::Separate { output, .. } => output.as_mut_ptr(),
+            InOut::InPlace(buf) => {
+                let p = buf.as_mut_ptr();
+                (p.cast_const(), p)
+            }
+            InOut::Separate { input, output } => (input.as_ptr(), output.as_mut_ptr()),
         }
     }
 

@@ -32,6 +32,7 @@ mod inout;
 pub mod modes;
 pub mod prefs;
 pub mod registry;
+mod secret;
 pub mod stream;
 
 pub use backend::Backend;

@@ -8,6 +8,7 @@ use super::{AesKernels, Block, CounterWidth};
 use crate::cpu::{self, Feature, Features};
 use crate::inout::InOut;
 use crate::registry::AESNI_FEATURES;
+use crate::secret::{Schedule, SecretBox};
 use core::arch::x86_64::*;
 use zeroize::Zeroize;
 
@@ -17,8 +18,9 @@ use zeroize::Zeroize;
 pub(crate) struct RoundKeys(pub(crate) [Block; 15]);
 
 /// Expanded AES key for AES-NI: the encryption schedule and the decryption
-/// schedule of the equivalent inverse cipher (for `aesdec`).
-#[derive(Clone)]
+/// schedule of the equivalent inverse cipher (for `aesdec`). It lives in a
+/// [`SecretBox`] (made by [`Key::boxed`] after the features were detected),
+/// which wipes it on drop.
 pub(crate) struct Key {
     enc: RoundKeys,
     dec: RoundKeys,
@@ -27,35 +29,30 @@ pub(crate) struct Key {
     clmul: bool,
 }
 
+// SAFETY: byte arrays, an integer and a bool: all-zero is valid, no drop
+// glue, no pointers. A zeroed key is only made after detection (`boxed`).
+unsafe impl Schedule for Key {}
+
 impl Key {
-    /// Expands `key` (16, 24 or 32 bytes); `None` unless the CPU has AES-NI and
-    /// SSSE3 (or for another key length).
-    pub(crate) fn new(key: &[u8]) -> Option<Key> {
+    /// Expands `key` (16, 24 or 32 bytes) in a zeroed heap home, in place;
+    /// `None` unless the CPU has AES-NI and SSSE3 (or for another key length).
+    pub(crate) fn boxed(key: &[u8]) -> Option<SecretBox<Key>> {
         if !cpu::detected().contains(Features::of(AESNI_FEATURES))
             || !matches!(key.len(), 16 | 24 | 32)
         {
             return None;
         }
-        // SAFETY: AES-NI and SSSE3 were detected and the length checked just above.
-        Some(unsafe { Key::new_unchecked(key) })
+        // SAFETY: AES-NI and SSSE3 were detected just above, which is all a
+        // `Key`'s methods assume.
+        let mut k = unsafe { SecretBox::<Key>::zeroed() };
+        k.set_clmul(cpu::detected().contains(Features::of(&[Feature::Pclmulqdq])));
+        k.rekey(key);
+        Some(k)
     }
 
-    /// [`Key::new`] without the checks, compiled with AES-NI enabled so the
-    /// whole expansion is one function.
-    ///
-    /// # Safety
-    /// The CPU must support AES-NI and SSSE3; `key.len()` is 16, 24 or 32.
-    #[target_feature(enable = "aes,ssse3")]
-    unsafe fn new_unchecked(key: &[u8]) -> Key {
-        let mut k = Key {
-            enc: RoundKeys([[0; 16]; 15]),
-            dec: RoundKeys([[0; 16]; 15]),
-            rounds: 6 + key.len() / 4,
-            clmul: cpu::detected().contains(Features::of(&[Feature::Pclmulqdq])),
-        };
-        // SAFETY: same contract.
-        unsafe { expand::<true>(key, &mut k) };
-        k
+    /// Whether the XTS kernels may use PCLMULQDQ (the caller detected it).
+    pub(crate) fn set_clmul(&mut self, clmul: bool) {
+        self.clmul = clmul;
     }
 
     /// Re-expands in place for `key` (16, 24 or 32 bytes, checked by the
@@ -88,19 +85,6 @@ impl Key {
     /// `dec[0] = enc[rounds]`, `dec[i] = InvMixColumns(enc[rounds - i])`, `dec[rounds] = enc[0]`.
     pub(crate) fn decryption_round_keys(&self) -> &[Block] {
         &self.dec.0[..=self.rounds]
-    }
-}
-
-impl Drop for Key {
-    /// Zeroizes both schedules with 16-byte volatile stores (what `zeroize`
-    /// does byte by byte, ~5x slower), then a fence as `zeroize` does.
-    fn drop(&mut self) {
-        for rk in self.enc.0.iter_mut().chain(self.dec.0.iter_mut()) {
-            // SAFETY: `rk` is 16 writable bytes, 16-byte aligned (`RoundKeys`
-            // is `align(16)`); a volatile store is not optimised away.
-            unsafe { core::ptr::write_volatile(rk, [0; 16]) };
-        }
-        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
     }
 }
 
@@ -902,12 +886,12 @@ macro_rules! with_rounds {
 /// `(src, dst, blocks)` of a whole-block `io` (the kernel contract's pointers).
 fn raw(io: &mut InOut<'_>) -> (*const u8, *mut u8, usize) {
     debug_assert_eq!(io.len() % 16, 0);
-    let src = io.src_ptr();
-    (src, io.dst_ptr(), io.len() / 16)
+    let (src, dst) = io.ptrs();
+    (src, dst, io.len() / 16)
 }
 
 // SAFETY (every unsafe block below): a `Key` exists only if AES-NI and SSSE3
-// were detected (`Key::new`); `raw` gives pointers that cover `16 * blocks`
+// were detected (`Key::boxed`); `raw` gives pointers that cover `16 * blocks`
 // bytes of `io`, equal in place or non-overlapping, as the kernel contract
 // requires; `self.rounds` matches the schedules.
 impl Key {
@@ -1027,7 +1011,7 @@ mod tests {
     /// FIPS 197 Appendix A: the last round key of each example expansion.
     #[test]
     fn key_expansion_matches_fips197_appendix_a() {
-        let Some(k) = Key::new(&[
+        let Some(k) = Key::boxed(&[
             0x2b, 0x7e, 0x15, 0x16, 0x28, 0xae, 0xd2, 0xa6, 0xab, 0xf7, 0x15, 0x88, 0x09, 0xcf,
             0x4f, 0x3c,
         ]) else {
@@ -1037,7 +1021,7 @@ mod tests {
             hex(&k.encryption_round_keys()[10]),
             "d014f9a8c9ee2589e13f0cc8b6630ca6"
         );
-        let k = Key::new(&[
+        let k = Key::boxed(&[
             0x8e, 0x73, 0xb0, 0xf7, 0xda, 0x0e, 0x64, 0x52, 0xc8, 0x10, 0xf3, 0x2b, 0x80, 0x90,
             0x79, 0xe5, 0x62, 0xf8, 0xea, 0xd2, 0x52, 0x2c, 0x6b, 0x7b,
         ])
@@ -1046,7 +1030,7 @@ mod tests {
             hex(&k.encryption_round_keys()[12]),
             "e98ba06f448c773c8ecc720401002202"
         );
-        let k = Key::new(&[
+        let k = Key::boxed(&[
             0x60, 0x3d, 0xeb, 0x10, 0x15, 0xca, 0x71, 0xbe, 0x2b, 0x73, 0xae, 0xf0, 0x85, 0x7d,
             0x77, 0x81, 0x1f, 0x35, 0x2c, 0x07, 0x3b, 0x61, 0x08, 0xd7, 0x2d, 0x98, 0x10, 0xa3,
             0x09, 0x14, 0xdf, 0xf4,
@@ -1196,13 +1180,13 @@ mod tests {
 
     #[test]
     fn sp800_38a_appendix_f() {
-        if Key::new(&[0; 16]).is_none() {
+        if Key::boxed(&[0; 16]).is_none() {
             eprintln!("skipped: AES-NI/SSSE3 not detected");
             return;
         }
         let pt = hex::decode(SP_PT).unwrap();
         for [key, ecb, cbc, cfb, ofb, ctr] in SP_VECTORS {
-            let k = Key::new(&hex::decode(key).unwrap()).unwrap();
+            let k = Key::boxed(&hex::decode(key).unwrap()).unwrap();
             let bits = key.len() * 4;
             let cases = [
                 (Mode::EcbEnc, Mode::EcbDec, SP_IV, ecb, "F.1 ECB"),
@@ -1305,7 +1289,7 @@ mod tests {
         for len in [16, 24, 32] {
             let mut raw = vec![0u8; len];
             rng.fill(&mut raw[..]);
-            let Some(k) = Key::new(&raw) else { return };
+            let Some(k) = Key::boxed(&raw) else { return };
             if !k.clmul {
                 eprintln!("pclmulqdq not detected: carry-less XTS kernel not compared");
                 return;
@@ -1320,7 +1304,7 @@ mod tests {
                     let (mut a, mut b) = (input.clone(), input.clone());
                     let (mut ta, mut tb) = (t0, t0);
                     let (pa, pb) = (a.as_mut_ptr(), b.as_mut_ptr());
-                    // SAFETY: `Key::new` succeeded (AES-NI, SSSE3) and `clmul`
+                    // SAFETY: `Key::boxed` succeeded (AES-NI, SSSE3) and `clmul`
                     // is set (PCLMULQDQ); both buffers hold `n` blocks, in place.
                     with_rounds!(k.rounds(), R => unsafe {
                         if dec {
@@ -1332,7 +1316,7 @@ mod tests {
                         }
                     });
                     let (mut c, mut tc) = (input.clone(), t0);
-                    super::super::xts_generic(&k, &mut tc, InOut::InPlace(&mut c), dec);
+                    super::super::xts_generic(&*k, &mut tc, InOut::InPlace(&mut c), dec);
                     assert_eq!((&a, ta), (&c, tc), "clmul, {n} blocks, dec {dec}");
                     assert_eq!((&b, tb), (&c, tc), "shift, {n} blocks, dec {dec}");
                 }
@@ -1342,7 +1326,7 @@ mod tests {
 
     #[test]
     fn every_kernel_matches_the_reference() {
-        if Key::new(&[0; 16]).is_none() {
+        if Key::boxed(&[0; 16]).is_none() {
             eprintln!("skipped: AES-NI/SSSE3 not detected");
             return;
         }
@@ -1351,7 +1335,7 @@ mod tests {
             for _ in 0..2 {
                 let mut key = vec![0u8; key_len];
                 rng.fill(&mut key[..]);
-                let k = Key::new(&key).unwrap();
+                let k = Key::boxed(&key).unwrap();
                 // The reference takes both schedules from `k`: check that
                 // they are inverses.
                 let mut data = vec![0u8; 16 * 40];
@@ -1381,7 +1365,7 @@ mod tests {
 
     #[test]
     fn ctr_counter_wraps_as_specified() {
-        let Some(k) = Key::new(&[7; 32]) else {
+        let Some(k) = Key::boxed(&[7; 32]) else {
             eprintln!("skipped: AES-NI/SSSE3 not detected");
             return;
         };
@@ -1444,7 +1428,7 @@ mod tests {
     #[test]
     #[ignore = "measurement; run with --release -- --ignored --nocapture"]
     fn aesni_throughput() {
-        if Key::new(&[0; 16]).is_none() {
+        if Key::boxed(&[0; 16]).is_none() {
             eprintln!("skipped: AES-NI/SSSE3 not detected");
             return;
         }
@@ -1459,7 +1443,7 @@ mod tests {
             "key", "mode", "16 KiB", "256 B"
         );
         for key_len in [16, 32] {
-            let k = Key::new(&vec![0x42; key_len]).unwrap();
+            let k = Key::boxed(&vec![0x42; key_len]).unwrap();
             for (name, mode) in modes {
                 let mut cells = Vec::new();
                 for len in [16384, 256] {
@@ -1483,13 +1467,13 @@ mod tests {
     #[test]
     #[ignore = "measurement; run with --release -- --ignored --nocapture"]
     fn aesni_key_setup() {
-        if Key::new(&[0; 16]).is_none() {
+        if Key::boxed(&[0; 16]).is_none() {
             eprintln!("skipped: AES-NI/SSSE3 not detected");
             return;
         }
         for key_len in [16, 24, 32] {
             let key = vec![0x42; key_len];
-            let mut k = Key::new(&key).unwrap();
+            let mut k = Key::boxed(&key).unwrap();
             let enc_only = time_per_call(7, 100, || {
                 // SAFETY: AES-NI and SSSE3 were detected (checked above); the
                 // length matches `k.rounds`.
@@ -1503,14 +1487,14 @@ mod tests {
             });
             let new = time_per_call(7, 100, || {
                 // Forget, not drop: this times the expansion, not the zeroizing.
-                core::mem::forget(black_box(Key::new(black_box(&key))));
+                core::mem::forget(black_box(Key::boxed(black_box(&key))));
             });
             let new_drop = time_per_call(7, 100, || {
-                drop(black_box(Key::new(black_box(&key))));
+                drop(black_box(Key::boxed(black_box(&key))));
             });
             println!(
                 "AES-{}: encrypt schedule {:.1} ns, both schedules {:.1} ns, \
-                 Key::new {:.1} ns, Key::new + drop {:.1} ns",
+                 Key::boxed {:.1} ns, Key::boxed + drop {:.1} ns",
                 key_len * 8,
                 enc_only * 1e9,
                 both * 1e9,

@@ -6,12 +6,12 @@
 //! [`crate::modes`] are written once over the `AesKernels` each backend
 //! provides; a backend only supplies the kernels.
 
-mod soft;
+pub(crate) mod soft;
 
 #[cfg(target_arch = "x86_64")]
-mod aesni;
+pub(crate) mod aesni;
 #[cfg(target_arch = "x86_64")]
-mod vaes_avx2;
+pub(crate) mod vaes_avx2;
 #[cfg(target_arch = "x86_64")]
 mod vaes_avx512;
 
@@ -19,6 +19,7 @@ use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::inout::InOut;
 use crate::registry::{self, Algorithm};
+use crate::secret::SecretBox;
 use core::fmt;
 
 /// AES block size in bytes.
@@ -222,25 +223,28 @@ pub(crate) fn xts_generic<K: AesKernels + ?Sized>(
     tweaks.zeroize();
 }
 
-// The variants differ in size (fixsliced vs broadcast round keys); boxing
-// the large ones would cost an allocation per key, which key search and
-// per-message rekeying cannot afford.
-#[allow(clippy::large_enum_variant)]
+/// The schedule of one backend, in its heap home ([`SecretBox`]): built in
+/// place, never moved, wiped on drop (see [`crate::secret`]).
 #[derive(Clone)]
 enum Inner {
-    Soft(soft::Key),
+    Soft(SecretBox<soft::Key>),
     #[cfg(target_arch = "x86_64")]
-    AesNi(aesni::Key),
+    AesNi(SecretBox<aesni::Key>),
     #[cfg(target_arch = "x86_64")]
-    VaesAvx2(vaes_avx2::Key),
+    VaesAvx2(SecretBox<vaes_avx2::Key>),
     /// zmm ECB, CTR, CBC decryption and XTS; the serial kernels are
     /// `vaes-avx2`'s.
     #[cfg(target_arch = "x86_64")]
-    VaesAvx512(vaes_avx512::Key),
+    VaesAvx512(SecretBox<vaes_avx512::Key>),
 }
 
 /// An expanded AES key (encryption and decryption schedules) bound to one
 /// backend. Round keys are zeroized when it is dropped and never printed.
+///
+/// The schedule lives on the heap, expanded where it stays: making,
+/// moving or returning an `Aes` copies a pointer, never round keys, so no
+/// copy of the schedule is left behind in a dead stack frame (docs/security.md,
+/// "Key material in memory"). `clone` copies the schedule heap to heap.
 ///
 /// ```
 /// use hwcrypt::aes::Aes;
@@ -286,14 +290,16 @@ impl Aes {
             missing: "CPU support not detected".into(),
         };
         let inner = match backend {
-            Backend::Soft => Inner::Soft(soft::Key::new(key)),
+            Backend::Soft => Inner::Soft(soft::Key::boxed(key)),
             #[cfg(target_arch = "x86_64")]
-            Backend::AesNi => Inner::AesNi(aesni::Key::new(key).ok_or_else(unavailable)?),
+            Backend::AesNi => Inner::AesNi(aesni::Key::boxed(key).ok_or_else(unavailable)?),
             #[cfg(target_arch = "x86_64")]
-            Backend::VaesAvx2 => Inner::VaesAvx2(vaes_avx2::Key::new(key).ok_or_else(unavailable)?),
+            Backend::VaesAvx2 => {
+                Inner::VaesAvx2(vaes_avx2::Key::boxed(key).ok_or_else(unavailable)?)
+            }
             #[cfg(target_arch = "x86_64")]
             Backend::VaesAvx512 => {
-                Inner::VaesAvx512(vaes_avx512::Key::new(key).ok_or_else(unavailable)?)
+                Inner::VaesAvx512(vaes_avx512::Key::boxed(key).ok_or_else(unavailable)?)
             }
             #[allow(unreachable_patterns)]
             _ => return Err(unavailable()),
@@ -358,16 +364,6 @@ impl Aes {
         self.kernels().decrypt_block(block);
     }
 
-    /// The AES-NI encryption schedule (`rounds + 1` round keys) of an x86
-    /// backend, for the stitched AES-GCM kernels; `None` for `soft`.
-    #[cfg(target_arch = "x86_64")]
-    pub(crate) fn aesni_round_keys(&self) -> Option<&[Block]> {
-        match &self.inner {
-            Inner::AesNi(k) => Some(k.encryption_round_keys()),
-            _ => None,
-        }
-    }
-
     /// Whether [`Aes::xts_unit`] takes data units that are not a whole
     /// number of blocks (ciphertext stealing inside the kernel).
     pub(crate) fn xts_unit_steals(&self) -> bool {
@@ -404,13 +400,13 @@ impl Aes {
 
     pub(crate) fn kernels(&self) -> &dyn AesKernels {
         match &self.inner {
-            Inner::Soft(k) => k,
+            Inner::Soft(k) => &**k,
             #[cfg(target_arch = "x86_64")]
-            Inner::AesNi(k) => k,
+            Inner::AesNi(k) => &**k,
             #[cfg(target_arch = "x86_64")]
-            Inner::VaesAvx2(k) => k,
+            Inner::VaesAvx2(k) => &**k,
             #[cfg(target_arch = "x86_64")]
-            Inner::VaesAvx512(k) => k,
+            Inner::VaesAvx512(k) => &**k,
         }
     }
 }

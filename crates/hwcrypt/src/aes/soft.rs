@@ -54,6 +54,7 @@
 
 use super::{AesKernels, BLOCK_SIZE, Block, CounterWidth};
 use crate::inout::InOut;
+use crate::secret::SecretBox;
 use zeroize::Zeroize;
 
 /// Eight bit planes holding four AES states; see the module docs.
@@ -74,8 +75,8 @@ const MAX_ROUND_KEYS: usize = 15;
 /// The constant the S-box circuits leave out (see the module docs).
 const SBOX_CONSTANT: u8 = 0x63;
 
-/// An expanded AES key for the fixsliced backend.
-#[derive(Clone)]
+/// An expanded AES key for the fixsliced backend. It lives in a
+/// [`SecretBox`] (made by [`Key::boxed`]), which wipes it on drop.
 pub(crate) struct Key {
     /// Round key `i` in fixsliced representation `i mod 4`, the same block
     /// key replicated into all four block slots. Keys `1..=rounds` also
@@ -87,12 +88,25 @@ pub(crate) struct Key {
 }
 
 impl Key {
-    /// Expands a 16-, 24- or 32-byte key (FIPS 197 section 5.2).
+    /// Expands a 16-, 24- or 32-byte key (FIPS 197 section 5.2) in a
+    /// zeroed heap home ([`SecretBox`]: built in place, never moved).
     ///
     /// # Panics
     ///
     /// On any other key length (callers check it first).
-    pub(crate) fn new(key: &[u8]) -> Key {
+    pub(crate) fn boxed(key: &[u8]) -> SecretBox<Key> {
+        let mut k = SecretBox::<Key>::new();
+        k.rekey(key);
+        k
+    }
+
+    /// Expands `key` (16, 24 or 32 bytes) where the schedule is, over the
+    /// old one (round keys a shorter key leaves unused are zeroed).
+    ///
+    /// # Panics
+    ///
+    /// On any other key length (callers check it first).
+    pub(crate) fn rekey(&mut self, key: &[u8]) {
         let key_words = match key.len() {
             16 | 24 | 32 => key.len() / 4,
             len => panic!("AES key of {len} bytes"),
@@ -120,8 +134,11 @@ impl Key {
         }
 
         // Bitslice four round keys per call, one per block slot, then
-        // broadcast each slot to all four.
-        let mut round_keys = [[0u64; 8]; MAX_ROUND_KEYS];
+        // broadcast each slot to all four, straight into the schedule.
+        self.rounds = rounds;
+        for unused in &mut self.round_keys[rounds + 1..] {
+            *unused = [0; 8];
+        }
         let mut batch = [0u8; BATCH_BYTES];
         for first in (0..=rounds).step_by(BATCH_BLOCKS) {
             let count = (rounds + 1 - first).min(BATCH_BLOCKS);
@@ -129,14 +146,14 @@ impl Key {
                 let round = first + slot;
                 fixslice_key_bytes(&words[4 * round..4 * round + 4], round, bytes);
             }
-            let planes = bitslice(&batch);
-            for (slot, round_key) in round_keys[first..first + count].iter_mut().enumerate() {
+            let mut planes = bitslice(&batch);
+            for (slot, round_key) in self.round_keys[first..first + count].iter_mut().enumerate() {
                 *round_key = broadcast_block_slot(&planes, slot);
             }
+            planes.zeroize();
         }
         batch.zeroize();
         words.zeroize();
-        Key { round_keys, rounds }
     }
 
     /// Encrypts the four blocks of `batch` in place.
@@ -190,25 +207,6 @@ impl Key {
         add_round_key(&mut state, &keys[0]);
         unbitslice(&state, batch);
         state.zeroize();
-    }
-
-    /// Zeroes the round keys.
-    fn wipe(&mut self) {
-        self.round_keys.zeroize();
-    }
-}
-
-impl Key {
-    /// Re-expands in place for `key` (16, 24 or 32 bytes, checked by the
-    /// caller); the old schedule is wiped as it is dropped.
-    pub(crate) fn rekey(&mut self, key: &[u8]) {
-        *self = Key::new(key);
-    }
-}
-
-impl Drop for Key {
-    fn drop(&mut self) {
-        self.wipe();
     }
 }
 
@@ -1172,7 +1170,7 @@ mod tests {
     fn fips197_appendix_c_all_key_sizes() {
         let key: Vec<u8> = (0u8..32).collect();
         for (len, ciphertext) in FIPS197_CIPHERTEXTS {
-            let aes = Key::new(&key[..len]);
+            let aes = Key::boxed(&key[..len]);
             assert_eq!(aes.rounds, len / 4 + 6);
             let mut b = block(FIPS197_PLAINTEXT);
             aes.encrypt_block(&mut b);
@@ -1230,7 +1228,7 @@ mod tests {
         ];
         for (key_hex, checks) in cases {
             let key_bytes = hex::decode(key_hex).unwrap();
-            let aes = Key::new(&key_bytes);
+            let aes = Key::boxed(&key_bytes);
             let want = reference::Aes::new(&key_bytes);
             for (round, words) in checks {
                 assert_eq!(
@@ -1310,7 +1308,7 @@ mod tests {
     fn sp800_38a_ecb_cbc_ctr() {
         let plaintext = hex::decode(SP800_38A_PLAINTEXT).unwrap();
         for (key_hex, ecb_hex, cbc_hex, ctr_hex) in SP800_38A_VECTORS {
-            let aes = Key::new(&hex::decode(key_hex).unwrap());
+            let aes = Key::boxed(&hex::decode(key_hex).unwrap());
             let (ecb_ct, cbc_ct, ctr_ct) = (
                 hex::decode(ecb_hex).unwrap(),
                 hex::decode(cbc_hex).unwrap(),
@@ -1352,7 +1350,7 @@ mod tests {
         let mut rng = rand::rng();
         for key_len in [16, 24, 32] {
             for blocks in 1..=20 {
-                let aes = Key::new(&random_key(&mut rng, key_len));
+                let aes = Key::boxed(&random_key(&mut rng, key_len));
                 let mut plaintext = vec![0u8; 16 * blocks];
                 rng.fill_bytes(&mut plaintext);
                 let iv: Block = rng.random();
@@ -1393,7 +1391,7 @@ mod tests {
         for key_len in [16, 24, 32] {
             for _ in 0..300 {
                 let key = random_key(&mut rng, key_len);
-                let (aes, want) = (Key::new(&key), reference::Aes::new(&key));
+                let (aes, want) = (Key::boxed(&key), reference::Aes::new(&key));
                 let pt: Block = rng.random();
                 let (mut got, mut expected) = (pt, pt);
                 aes.encrypt_block(&mut got);
@@ -1415,7 +1413,7 @@ mod tests {
         for key_len in [16, 24, 32] {
             for _ in 0..10 {
                 let key = random_key(&mut rng, key_len);
-                let (aes, want) = (Key::new(&key), reference::Aes::new(&key));
+                let (aes, want) = (Key::boxed(&key), reference::Aes::new(&key));
                 let blocks = rng.random_range(1..=23);
                 let mut plaintext = vec![0u8; 16 * blocks];
                 rng.fill_bytes(&mut plaintext);
@@ -1479,7 +1477,7 @@ mod tests {
         ];
         for key_len in [16, 24, 32] {
             let key = random_key(&mut rng, key_len);
-            let (aes, want) = (Key::new(&key), reference::Aes::new(&key));
+            let (aes, want) = (Key::boxed(&key), reference::Aes::new(&key));
             for (width, counter) in cases {
                 for blocks in [1, 2, 3, 4, 5, 7, 9] {
                     let mut input = vec![0u8; 16 * blocks];
@@ -1502,7 +1500,7 @@ mod tests {
 
     #[test]
     fn wipe_zeroes_round_keys() {
-        let mut aes = Key::new(&[0x42; 32]);
+        let mut aes = Key::boxed(&[0x42; 32]);
         let copy = aes.clone();
         assert!(aes.round_keys.iter().flatten().any(|&w| w != 0));
         aes.wipe();
@@ -1524,7 +1522,7 @@ mod tests {
         let mut buf = vec![0u8; LEN];
         for key_len in [16, 32] {
             let key = [7u8; 32];
-            let aes = Key::new(&key[..key_len]);
+            let aes = Key::boxed(&key[..key_len]);
             let mut report = |name: &str, f: &mut dyn FnMut(&mut [u8])| {
                 f(&mut buf);
                 let start = Instant::now();
@@ -1547,7 +1545,7 @@ mod tests {
             for i in 0..keys {
                 let mut k = key;
                 k[0] = i as u8;
-                black_box(Key::new(black_box(&k[..key_len])));
+                black_box(Key::boxed(black_box(&k[..key_len])));
             }
             let ns = start.elapsed().as_nanos() as f64 / keys as f64;
             println!("AES-{} key setup  {ns:8.0} ns", key_len * 8);

@@ -17,23 +17,15 @@ use super::{AesKernels, Block, CounterWidth};
 use crate::cpu::{self, Feature, Features};
 use crate::inout::InOut;
 use crate::registry::VAES_AVX2_FEATURES;
+use crate::secret::{Schedule, SecretBox};
 use core::arch::x86_64::*;
 
 /// Round keys, each broadcast to both 128-bit lanes, 32-byte aligned so the
 /// kernels may use aligned loads.
-#[derive(Clone)]
 #[repr(C, align(32))]
 struct WideKeys([[u8; 32]; 15]);
 
 impl WideKeys {
-    /// `keys` (at most 15 round keys) with every key in both lanes.
-    fn broadcast(keys: &[Block]) -> WideKeys {
-        let mut wide = WideKeys([[0; 32]; 15]);
-        // SAFETY: only reached from `Key::new`/`Key::rekey`, after AVX2 was detected.
-        unsafe { wide.fill(keys) };
-        wide
-    }
-
     /// Overwrites the schedule with `keys` in both lanes (`vbroadcasti128`);
     /// unused entries are zeroed.
     ///
@@ -53,8 +45,9 @@ impl WideKeys {
     }
 }
 
-/// Expanded AES key for the VAES-AVX2 backend.
-#[derive(Clone)]
+/// Expanded AES key for the VAES-AVX2 backend. It lives in a
+/// [`SecretBox`] (made by [`Key::boxed`] after the features were detected),
+/// which wipes it on drop.
 pub(crate) struct Key {
     /// The AES-NI key: the serial kernels, and the source of the wide keys.
     narrow: aesni::Key,
@@ -66,23 +59,33 @@ pub(crate) struct Key {
     clmul: bool,
 }
 
+// SAFETY: plain arrays, an integer and bools: all-zero is valid, no drop
+// glue, no pointers. A zeroed key is only made after detection (`boxed`).
+unsafe impl Schedule for Key {}
+
 impl Key {
-    /// Expands `key` (16, 24 or 32 bytes); `None` unless the CPU has every
-    /// feature in [`VAES_AVX2_FEATURES`].
-    pub(crate) fn new(key: &[u8]) -> Option<Key> {
-        if !cpu::detected().contains(Features::of(VAES_AVX2_FEATURES)) {
+    /// Expands `key` (16, 24 or 32 bytes) in a zeroed heap home, in place;
+    /// `None` unless the CPU has every feature in [`VAES_AVX2_FEATURES`]
+    /// (or for another key length).
+    pub(crate) fn boxed(key: &[u8]) -> Option<SecretBox<Key>> {
+        if !cpu::detected().contains(Features::of(VAES_AVX2_FEATURES))
+            || !matches!(key.len(), 16 | 24 | 32)
+        {
             return None;
         }
-        let narrow = aesni::Key::new(key)?;
-        let enc = WideKeys::broadcast(narrow.encryption_round_keys());
-        let dec = WideKeys::broadcast(narrow.decryption_round_keys());
-        let clmul = cpu::detected().contains(Features::of(&[Feature::Vpclmulqdq]));
-        Some(Key {
-            narrow,
-            enc,
-            dec,
-            clmul,
-        })
+        // SAFETY: every feature of `VAES_AVX2_FEATURES` (a superset of
+        // AES-NI's) was detected just above.
+        let mut k = unsafe { SecretBox::<Key>::zeroed() };
+        k.init(key);
+        Some(k)
+    }
+
+    /// Fills a zeroed key in place (flags, then the schedules).
+    pub(crate) fn init(&mut self, key: &[u8]) {
+        self.clmul = cpu::detected().contains(Features::of(&[Feature::Vpclmulqdq]));
+        self.narrow
+            .set_clmul(cpu::detected().contains(Features::of(&[Feature::Pclmulqdq])));
+        self.rekey(key);
     }
 
     /// The AES-NI key kept alongside (the `vaes-avx512` backend builds its
@@ -100,21 +103,6 @@ impl Key {
             self.enc.fill(self.narrow.encryption_round_keys());
             self.dec.fill(self.narrow.decryption_round_keys());
         }
-    }
-}
-
-impl Drop for Key {
-    /// Zeroizes the wide schedules with 32-byte volatile stores (`zeroize`
-    /// on byte arrays stores byte by byte: ~1 KiB of single-byte stores
-    /// dominated key setup), then a fence as `zeroize` does. `narrow` wipes
-    /// itself.
-    fn drop(&mut self) {
-        for rk in self.enc.0.iter_mut().chain(self.dec.0.iter_mut()) {
-            // SAFETY: `rk` is 32 writable bytes inside `WideKeys` (`align(32)`);
-            // a volatile store is not optimised away.
-            unsafe { core::ptr::write_volatile(rk, [0; 32]) };
-        }
-        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
     }
 }
 
@@ -311,8 +299,7 @@ macro_rules! ladder {
 /// decryption keys).
 #[target_feature(enable = "avx2,vaes,aes")]
 fn ecb<const R: usize, const DEC: bool>(keys: &WideKeys, mut io: InOut<'_>) {
-    let src = io.src_ptr();
-    let dst = io.dst_ptr();
+    let (src, dst) = io.ptrs();
     macro_rules! chunk {
         ($n:literal, $at:expr) => {{
             // SAFETY: the ladder keeps `$at + 32 * $n <= io.len()`; all loads
@@ -354,8 +341,7 @@ fn feedback_decrypt<const R: usize, const CBC: bool>(
     feedback: &mut Block,
     mut io: InOut<'_>,
 ) {
-    let src = io.src_ptr();
-    let dst = io.dst_ptr();
+    let (src, dst) = io.ptrs();
     // SAFETY: `feedback` is 16 readable bytes.
     let mut last = unsafe { load1(feedback.as_ptr()) };
     macro_rules! chunk {
@@ -426,8 +412,7 @@ fn add_lanes<const LOW32: bool>(x: __m256i, n: u32) -> __m256i {
 /// within `io` (the caller splits the call where they would).
 #[target_feature(enable = "avx2,vaes,aes")]
 fn ctr<const R: usize, const LOW32: bool>(keys: &WideKeys, counter: &Block, mut io: InOut<'_>) {
-    let src = io.src_ptr();
-    let dst = io.dst_ptr();
+    let (src, dst) = io.ptrs();
     let bswap = bswap_mask();
     // SAFETY: `counter` is 16 readable bytes.
     let first = unsafe { load1(counter.as_ptr()) };
@@ -570,8 +555,7 @@ macro_rules! xts_kernel {
             tweak: &mut Block,
             mut io: InOut<'_>,
         ) {
-            let src = io.src_ptr();
-            let dst = io.dst_ptr();
+            let (src, dst) = io.ptrs();
             // SAFETY: `tweak` is 16 readable bytes.
             let mut t0 = unsafe { load1(tweak.as_ptr()) };
             if let Some(k2) = tweak_key {
@@ -629,6 +613,12 @@ macro_rules! xts_kernel {
                     store_n::<8>(dst.add(16 * done), x);
                 }
                 done += 16;
+            }
+            // `last_keys` holds k_R ^ tweak, the last round key to anyone who
+            // knows the tweak: wipe it (volatile stores are kept).
+            for slot in &mut last_keys.0 {
+                // SAFETY: an aligned slot of a local array.
+                unsafe { core::ptr::write_volatile(slot, _mm256_setzero_si256()) };
             }
             let mut tw: [__m256i; 8] = core::array::from_fn(|j| {
                 // SAFETY: an aligned slot of a local array.
@@ -837,8 +827,8 @@ mod tests {
     const IV: &str = "000102030405060708090a0b0c0d0e0f";
 
     /// The key, or `None` (the test is skipped) on a CPU without VAES-AVX2.
-    fn key(hex: &str) -> Option<Key> {
-        let k = Key::new(&unhex(hex));
+    fn key(hex: &str) -> Option<SecretBox<Key>> {
+        let k = Key::boxed(&unhex(hex));
         if k.is_none() {
             eprintln!("vaes-avx2 not detected: test skipped");
         }
@@ -854,7 +844,7 @@ mod tests {
         for len in [16, 24, 32] {
             let mut raw = vec![0u8; len];
             rng.fill(&mut raw[..]);
-            let Some(k) = Key::new(&raw) else { return };
+            let Some(k) = Key::boxed(&raw) else { return };
             if !k.clmul {
                 eprintln!("vpclmulqdq not detected: carry-less XTS kernel not compared");
                 return;
@@ -868,7 +858,7 @@ mod tests {
                     let keys = if dec { &k.dec } else { &k.enc };
                     let (mut a, mut b) = (input.clone(), input.clone());
                     let (mut ta, mut tb) = (t0, t0);
-                    // SAFETY: `Key::new` succeeded (VAES_AVX2_FEATURES) and
+                    // SAFETY: `Key::boxed` succeeded (VAES_AVX2_FEATURES) and
                     // `clmul` is set (VPCLMULQDQ), which both kernels need.
                     unsafe {
                         match (len, dec) {
@@ -899,7 +889,7 @@ mod tests {
                         }
                     }
                     let (mut c, mut tc) = (input.clone(), t0);
-                    super::super::xts_generic(&k, &mut tc, InOut::InPlace(&mut c), dec);
+                    super::super::xts_generic(&*k, &mut tc, InOut::InPlace(&mut c), dec);
                     assert_eq!((&a, ta), (&c, tc), "clmul, {n} blocks, dec {dec}");
                     assert_eq!((&b, tb), (&c, tc), "shift, {n} blocks, dec {dec}");
                 }
@@ -1016,7 +1006,7 @@ mod tests {
     // -- Differential tests against single-block AES-NI ---------------------
 
     /// The modes composed from `aesni::Key`'s single-block kernels.
-    struct Reference(aesni::Key);
+    struct Reference(SecretBox<aesni::Key>);
 
     impl Reference {
         fn ecb_encrypt(&self, data: &mut [u8]) {
@@ -1125,14 +1115,14 @@ mod tests {
         assert_eq!(st, want_state, "two calls state {}", ctx());
     }
 
-    fn keys(rng: &mut StdRng, len: usize) -> Option<(Key, Reference)> {
+    fn keys(rng: &mut StdRng, len: usize) -> Option<(SecretBox<Key>, Reference)> {
         let mut raw = vec![0u8; len];
         rng.fill(&mut raw[..]);
-        let k = Key::new(&raw);
+        let k = Key::boxed(&raw);
         if k.is_none() {
             eprintln!("vaes-avx2 not detected: test skipped");
         }
-        Some((k?, Reference(aesni::Key::new(&raw)?)))
+        Some((k?, Reference(aesni::Key::boxed(&raw)?)))
     }
 
     #[test]

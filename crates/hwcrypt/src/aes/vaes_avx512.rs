@@ -40,22 +40,14 @@ use super::{AesKernels, Block, CounterWidth};
 use crate::cpu::{self, Features};
 use crate::inout::InOut;
 use crate::registry::VAES_AVX512_FEATURES;
+use crate::secret::{Schedule, SecretBox};
 use core::arch::x86_64::*;
 
 /// Round keys, each broadcast to all four 128-bit lanes, 64-byte aligned.
-#[derive(Clone)]
 #[repr(C, align(64))]
 struct ZmmKeys([[u8; 64]; 15]);
 
 impl ZmmKeys {
-    /// `keys` (at most 15 round keys) with every key in all four lanes.
-    fn broadcast(keys: &[Block]) -> ZmmKeys {
-        let mut wide = ZmmKeys([[0; 64]; 15]);
-        // SAFETY: only reached from `Key::new`/`Key::rekey`, after AVX-512F was detected.
-        unsafe { wide.fill(keys) };
-        wide
-    }
-
     /// Overwrites the schedule with `keys` in all four lanes
     /// (`vbroadcasti32x4`); unused entries are zeroed.
     ///
@@ -75,8 +67,9 @@ impl ZmmKeys {
     }
 }
 
-/// Expanded AES key for the VAES-AVX512 backend.
-#[derive(Clone)]
+/// Expanded AES key for the VAES-AVX512 backend. It lives in a
+/// [`SecretBox`] (made by [`Key::boxed`] after the features were detected),
+/// which wipes it on drop.
 pub(crate) struct Key {
     /// The VAES-AVX2 key: the serial kernels and CFB128 decryption, and
     /// (through its AES-NI key) the source of the zmm schedules.
@@ -87,22 +80,30 @@ pub(crate) struct Key {
     dec: ZmmKeys,
 }
 
+// SAFETY: plain arrays, integers and bools: all-zero is valid, no drop glue,
+// no pointers. A zeroed key is only made after detection (`boxed`).
+unsafe impl Schedule for Key {}
+
 impl Key {
-    /// Expands `key` (16, 24 or 32 bytes); `None` unless the CPU has every
-    /// feature in [`VAES_AVX512_FEATURES`].
-    pub(crate) fn new(key: &[u8]) -> Option<Key> {
-        if !cpu::detected().contains(Features::of(VAES_AVX512_FEATURES)) {
+    /// Expands `key` (16, 24 or 32 bytes) in a zeroed heap home, in place;
+    /// `None` unless the CPU has every feature in [`VAES_AVX512_FEATURES`]
+    /// (or for another key length).
+    pub(crate) fn boxed(key: &[u8]) -> Option<SecretBox<Key>> {
+        if !cpu::detected().contains(Features::of(VAES_AVX512_FEATURES))
+            || !matches!(key.len(), 16 | 24 | 32)
+        {
             return None;
         }
-        let base = vaes_avx2::Key::new(key)?;
-        let enc = ZmmKeys::broadcast(base.narrow().encryption_round_keys());
-        let dec = ZmmKeys::broadcast(base.narrow().decryption_round_keys());
-        Some(Key { base, enc, dec })
+        // SAFETY: every feature of `VAES_AVX512_FEATURES` (a superset of
+        // `VAES_AVX2_FEATURES` and AES-NI's) was detected just above.
+        let mut k = unsafe { SecretBox::<Key>::zeroed() };
+        k.base.init(key);
+        k.fill_wide();
+        Some(k)
     }
 
-    /// Re-expands in place for `key` (16, 24 or 32 bytes, checked by the caller).
-    pub(crate) fn rekey(&mut self, key: &[u8]) {
-        self.base.rekey(key);
+    /// The zmm schedules from the AES-NI ones.
+    fn fill_wide(&mut self) {
         // SAFETY: a `Key` exists only after AVX-512F (and the rest of
         // `VAES_AVX512_FEATURES`) was detected.
         unsafe {
@@ -110,18 +111,11 @@ impl Key {
             self.dec.fill(self.base.narrow().decryption_round_keys());
         }
     }
-}
 
-impl Drop for Key {
-    /// Zeroizes the zmm schedules with 64-byte volatile stores, then a fence
-    /// as `zeroize` does. `base` wipes itself.
-    fn drop(&mut self) {
-        for rk in self.enc.0.iter_mut().chain(self.dec.0.iter_mut()) {
-            // SAFETY: `rk` is 64 writable bytes inside `ZmmKeys`; a volatile
-            // store is not optimised away.
-            unsafe { core::ptr::write_volatile(rk, [0; 64]) };
-        }
-        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+    /// Re-expands in place for `key` (16, 24 or 32 bytes, checked by the caller).
+    pub(crate) fn rekey(&mut self, key: &[u8]) {
+        self.base.rekey(key);
+        self.fill_wide();
     }
 }
 
@@ -343,8 +337,7 @@ fn xts<const R: usize, const DEC: bool>(
     tweak: &mut Block,
     mut io: InOut<'_>,
 ) {
-    let src = io.src_ptr();
-    let dst = io.dst_ptr();
+    let (src, dst) = io.ptrs();
     let (unit_src, unit_dst) = (src, dst);
     // SAFETY: `tweak` is 16 readable bytes.
     let mut t0 = unsafe { _mm_loadu_si128(tweak.as_ptr().cast()) };
@@ -534,8 +527,7 @@ macro_rules! ladder {
 /// (`DEC = true`, decryption keys) of the whole blocks of `io`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes")]
 fn ecb<const R: usize, const DEC: bool>(keys: &ZmmKeys, mut io: InOut<'_>) {
-    let src = io.src_ptr();
-    let dst = io.dst_ptr();
+    let (src, dst) = io.ptrs();
     let rk = round_keys::<R>(keys);
     macro_rules! chunk {
         ($n:literal, $at:expr) => {{
@@ -572,8 +564,7 @@ fn ecb<const R: usize, const DEC: bool>(keys: &ZmmKeys, mut io: InOut<'_>) {
 /// other registers' come from a load 16 bytes before their own.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes")]
 fn cbc_dec<const R: usize>(keys: &ZmmKeys, chain: &mut Block, mut io: InOut<'_>) {
-    let src = io.src_ptr();
-    let dst = io.dst_ptr();
+    let (src, dst) = io.ptrs();
     let rk = round_keys::<R>(keys);
     // SAFETY: `chain` is 16 readable bytes.
     let mut last = _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(chain.as_ptr().cast()) });
@@ -660,8 +651,7 @@ fn add_lanes<const LOW32: bool>(x: __m512i, n: u32) -> __m512i {
 /// must not wrap within `io` (the caller splits the call where they would).
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes")]
 fn ctr<const R: usize, const LOW32: bool>(keys: &ZmmKeys, counter: &Block, mut io: InOut<'_>) {
-    let src = io.src_ptr();
-    let dst = io.dst_ptr();
+    let (src, dst) = io.ptrs();
     let rk = round_keys::<R>(keys);
     let bswap = bswap_mask();
     // SAFETY: `counter` is 16 readable bytes.
@@ -830,7 +820,7 @@ mod tests {
             let mut k2 = vec![0u8; key_len];
             rng.fill(&mut k1[..]);
             rng.fill(&mut k2[..]);
-            let (Some(d), Some(t)) = (Key::new(&k1), Key::new(&k2)) else {
+            let (Some(d), Some(t)) = (Key::boxed(&k1), Key::boxed(&k2)) else {
                 eprintln!("vaes-avx512 not available: skipped");
                 return;
             };
@@ -884,7 +874,7 @@ mod tests {
         for key_len in [16, 24, 32] {
             let mut raw = vec![0u8; key_len];
             rng.fill(&mut raw[..]);
-            let Some(k) = Key::new(&raw) else {
+            let Some(k) = Key::boxed(&raw) else {
                 eprintln!("vaes-avx512 not available: skipped");
                 return;
             };
@@ -933,14 +923,14 @@ mod tests {
                     run(&k.base, &mut s_want, InOut::InPlace(&mut want));
                     let mut got = input.clone();
                     let mut s_got = iv;
-                    run(&k, &mut s_got, InOut::InPlace(&mut got));
+                    run(&*k, &mut s_got, InOut::InPlace(&mut got));
                     assert_eq!(got, want, "{key_len} {blocks} {name} in place");
                     assert_eq!(s_got, s_want, "{key_len} {blocks} {name} state");
                     let mut got = vec![0xa5u8; input.len() + 1];
                     let mut s_got = iv;
                     let n = input.len();
                     run(
-                        &k,
+                        &*k,
                         &mut s_got,
                         InOut::separate(&input, &mut got[..n]).unwrap(),
                     );
@@ -965,7 +955,7 @@ mod tests {
             let mut k2 = vec![0u8; key_len];
             rng.fill(&mut k1[..]);
             rng.fill(&mut k2[..]);
-            let (Some(d), Some(t)) = (Key::new(&k1), Key::new(&k2)) else {
+            let (Some(d), Some(t)) = (Key::boxed(&k1), Key::boxed(&k2)) else {
                 eprintln!("vaes-avx512 not available: skipped");
                 return;
             };

@@ -488,8 +488,7 @@ fn share(step: usize, blocks: usize) -> (usize, usize) {
 #[target_feature(enable = "avx2")]
 fn xor_keystream(state: &[u32; 16], mut io: InOut<'_>) {
     let len = io.len();
-    let src = io.src_ptr();
-    let dst = io.dst_ptr();
+    let (src, dst) = io.ptrs();
     let mut x = init8(state);
     let mut off = 0;
     while len - off >= BATCH {

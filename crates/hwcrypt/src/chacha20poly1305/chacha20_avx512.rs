@@ -780,8 +780,7 @@ impl Ifma {
 #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
 fn xor_keystream(state: &[u32; 16], mut io: InOut<'_>) {
     let len = io.len();
-    let src = io.src_ptr();
-    let dst = io.dst_ptr();
+    let (src, dst) = io.ptrs();
     let mut x = init16(state);
     let mut off = 0;
     while off < len {

@@ -35,6 +35,7 @@ use crate::aead::{self, Aead, Tag, same_len};
 use crate::error::{Error, Result};
 use crate::inout::InOut;
 use crate::registry::{self, Algorithm};
+use crate::secret::SecretBox;
 use core::fmt;
 use poly1305_soft::Poly1305;
 use zeroize::{Zeroize, Zeroizing};
@@ -176,7 +177,9 @@ fn soft_aead(
     input: Option<&[u8]>,
     output: &mut [u8],
 ) -> Tag {
-    let mut block0 = chacha20_soft::block(&chacha20_soft::state(key, 0, nonce));
+    // Every array holding key words or key stream is named and wiped.
+    let mut state = chacha20_soft::state(key, 0, nonce);
+    let mut block0 = chacha20_soft::block(&state);
     let mut poly_key = [0u8; 32];
     poly_key.copy_from_slice(&block0[..32]);
     block0.zeroize();
@@ -193,7 +196,9 @@ fn soft_aead(
         },
         None => InOut::InPlace(&mut *output),
     };
-    chacha20_soft::xor_keystream(&chacha20_soft::state(key, 1, nonce), io);
+    state[12] = 1;
+    chacha20_soft::xor_keystream(&state, io);
+    state.zeroize();
     if seal {
         poly.update_padded(output);
     }
@@ -236,20 +241,32 @@ fn check_len(len: usize) -> Result<()> {
     }
 }
 
-/// The shared body of both AEADs: a key and its engine.
+/// A ChaCha20 key as its eight little-endian words.
+pub(crate) struct KeyWords(pub(crate) [u32; 8]);
+
+/// The shared body of both AEADs: a key and its engine. The key words live
+/// on the heap ([`SecretBox`]: written in place, never moved, wiped on
+/// drop), so moving a key object leaves no copy of them behind.
 #[derive(Clone)]
 struct Core {
-    key: Zeroizing<[u32; 8]>,
+    key: SecretBox<KeyWords>,
     engine: Engine,
 }
 
 impl Core {
     fn new(key: &[u8], engine: Result<Engine>) -> Result<Core> {
-        let key = key_words(key)?;
-        Ok(Core {
-            key,
-            engine: engine?,
-        })
+        if key.len() != KEY_LEN {
+            return Err(Error::InvalidKeyLength {
+                expected: "32",
+                got: key.len(),
+            });
+        }
+        let engine = engine?;
+        let mut words = SecretBox::<KeyWords>::new();
+        for (w, b) in words.0.iter_mut().zip(key.chunks_exact(4)) {
+            *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        Ok(Core { key: words, engine })
     }
 
     fn seal(
@@ -322,7 +339,7 @@ macro_rules! chacha_aead {
             #[cfg(feature = "residue-test")]
             #[doc(hidden)]
             pub fn secret_regions(&self) -> Vec<(usize, usize)> {
-                vec![(self.core.key.as_ptr() as usize, size_of::<[u32; 8]>())]
+                vec![(self.core.key.0.as_ptr() as usize, size_of::<[u32; 8]>())]
             }
 
             fn check_nonce(nonce: &[u8]) -> Result<()> {
@@ -427,7 +444,7 @@ impl ChaCha20Poly1305 {
     /// The key itself and the nonce as words.
     fn key_and_nonce(&self, nonce: &[u8]) -> Result<(&[u32; 8], [u32; 3])> {
         Self::check_nonce(nonce)?;
-        Ok((&self.core.key, words(nonce)))
+        Ok((&self.core.key.0, words(nonce)))
     }
 }
 
@@ -457,7 +474,7 @@ impl XChaCha20Poly1305 {
     fn key_and_nonce(&self, nonce: &[u8]) -> Result<(Zeroizing<[u32; 8]>, [u32; 3])> {
         Self::check_nonce(nonce)?;
         let subkey = Zeroizing::new(chacha20_soft::hchacha20(
-            &self.core.key,
+            &self.core.key.0,
             &words(&nonce[..16]),
         ));
         let tail: [u32; 2] = words(&nonce[16..]);

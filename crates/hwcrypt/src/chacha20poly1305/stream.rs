@@ -415,7 +415,7 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
         m.wipe();
         let ks = &mut m.keystream;
         ks.engine = core.engine;
-        ks.state = chacha20_soft::state(&core.key, 0, &nonce);
+        ks.state = chacha20_soft::state(&core.key.0, 0, &nonce);
         // Block 0 keys Poly1305. The vector backends make 2 (avx2) or 4
         // (avx512) blocks in their shortest pass: the blocks after block 0
         // are kept for a short message, or given back if the first piece
@@ -510,7 +510,7 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
         self.phase = Phase::Idle;
         let m = &mut self.message;
         m.pad();
-        let poly = core::mem::replace(&mut m.poly, Poly1305::new(&[0; 32]));
+        let mut poly = core::mem::replace(&mut m.poly, Poly1305::new(&[0; 32]));
         m.wipe();
         poly.finish_aead(m.aad_len, m.text_len)
     }

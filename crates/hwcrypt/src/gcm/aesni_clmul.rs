@@ -24,10 +24,10 @@
 //! detected, so every method may call the `#[target_feature]` kernels.
 #![allow(unsafe_code)]
 
-use crate::aes::{Aes, Block};
-use crate::backend::Backend;
+use crate::aes::{Block, aesni};
 use crate::cpu::{self, Features};
 use crate::registry::GCM_AESNI_FEATURES;
+use crate::secret::{Schedule, SecretBox};
 use core::arch::x86_64::*;
 use zeroize::Zeroize;
 
@@ -52,35 +52,44 @@ struct Table {
     hk: [Block; BATCH],
 }
 
-/// The `aesni` AES-GCM key.
-#[derive(Clone)]
+/// The `aesni` AES-GCM key. It lives in a [`SecretBox`] (made by
+/// [`Key::boxed`] after the features were detected), which wipes it on drop.
 pub(crate) struct Key {
     t: Table,
     rounds: usize,
 }
 
+// SAFETY: byte arrays and an integer: all-zero is valid, no drop glue, no
+// pointers. A zeroed key is only made after detection (`boxed`).
+unsafe impl Schedule for Key {}
+
 impl Key {
-    /// `None` unless the CPU has AES-NI, PCLMULQDQ and SSSE3, or for a key
-    /// length other than 16, 24 or 32.
-    pub(crate) fn new(key: &[u8]) -> Option<Key> {
-        if !cpu::detected().contains(Features::of(GCM_AESNI_FEATURES)) {
+    /// Expands `key` in a zeroed heap home, in place; `None` unless the CPU
+    /// has AES-NI, PCLMULQDQ and SSSE3, or for a key length other than 16,
+    /// 24 or 32.
+    pub(crate) fn boxed(key: &[u8]) -> Option<SecretBox<Key>> {
+        if !cpu::detected().contains(Features::of(GCM_AESNI_FEATURES))
+            || !matches!(key.len(), 16 | 24 | 32)
+        {
             return None;
         }
-        let aes = Aes::with_backend(key, Backend::AesNi).ok()?;
-        let rk = aes.aesni_round_keys()?;
-        let mut t = Table {
-            rk: [[0; 16]; 15],
-            h: [[0; 16]; BATCH],
-            hk: [[0; 16]; BATCH],
-        };
-        t.rk[..rk.len()].copy_from_slice(rk);
-        let mut k = Key {
-            t,
-            rounds: rk.len() - 1,
-        };
         // SAFETY: the features were detected just above.
-        unsafe { k.powers() };
+        let mut k = unsafe { SecretBox::<Key>::zeroed() };
+        k.init(key);
         Some(k)
+    }
+
+    /// Fills a zeroed key in place (round keys, then the powers of H). The
+    /// AES-NI schedule is expanded in its own heap home and copied heap to
+    /// heap (it is wiped when dropped here).
+    pub(crate) fn init(&mut self, key: &[u8]) {
+        let aes = aesni::Key::boxed(key).expect("features and length checked by the caller");
+        let rk = aes.encryption_round_keys();
+        self.t.rk[..rk.len()].copy_from_slice(rk);
+        self.rounds = rk.len() - 1;
+        drop(aes);
+        // SAFETY: a `Key` exists only after the features were detected.
+        unsafe { self.powers() };
     }
 
     /// Fills `h` and `hk` from `H = E(K, 0)`.
@@ -167,19 +176,6 @@ impl Key {
                 _ => open::<14>(&self.t, counter, acc, buf),
             }
         }
-    }
-}
-
-impl Drop for Key {
-    /// Zeroizes the round keys and the key powers with volatile stores, then
-    /// a fence, as `zeroize` does.
-    fn drop(&mut self) {
-        let t = &mut self.t;
-        for b in t.rk.iter_mut().chain(t.h.iter_mut()).chain(t.hk.iter_mut()) {
-            // SAFETY: `b` is 16 writable bytes; a volatile store is not optimised away.
-            unsafe { core::ptr::write_volatile(b, [0; 16]) };
-        }
-        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
     }
 }
 

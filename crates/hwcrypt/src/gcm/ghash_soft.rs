@@ -14,8 +14,9 @@
 //! it, then the 256-bit product is reduced modulo `x^128 + x^7 + x^2 + x + 1`
 //! in two 64-bit folds.
 
-use crate::aes::{Aes, Block, CounterWidth};
+use crate::aes::{AesKernels, Block, CounterWidth, soft};
 use crate::inout::InOut;
+use crate::secret::SecretBox;
 use zeroize::Zeroize;
 
 /// The low 64 bits of the carry-less product of `x` and `y`.
@@ -82,23 +83,24 @@ fn gf_mul(a: u128, b: u128) -> u128 {
 }
 
 /// The `soft` AES-GCM key: the fixsliced AES key and `H = E(K, 0^128)`.
-#[derive(Clone)]
+/// It lives in a [`SecretBox`] (made by [`Key::boxed`]), which wipes it on
+/// drop.
 pub(crate) struct Key {
-    aes: Aes,
+    aes: soft::Key,
     h: u128,
 }
 
 impl Key {
-    /// `aes` must be a `soft` key (the caller forces the backend).
-    pub(crate) fn new(aes: Aes) -> Key {
+    /// Expands `key` (16, 24 or 32 bytes, checked by the caller) in a
+    /// zeroed heap home, in place.
+    pub(crate) fn boxed(key: &[u8]) -> SecretBox<Key> {
+        let mut k = SecretBox::<Key>::new();
+        k.aes.rekey(key);
         let mut h = [0u8; 16];
-        aes.encrypt_block(&mut h);
-        let key = Key {
-            aes,
-            h: u128::from_be_bytes(h),
-        };
+        k.aes.encrypt_block(&mut h);
+        k.h = u128::from_be_bytes(h);
         h.zeroize();
-        key
+        k
     }
 
     pub(crate) fn encrypt_counter(&self, c: u128) -> Block {
@@ -135,7 +137,7 @@ impl Key {
         let mut ctr = counter.to_be_bytes();
         let full = buf.len() / 16 * 16;
         let (blocks, rest) = buf.split_at_mut(full);
-        let kernels = self.aes.kernels();
+        let kernels: &dyn AesKernels = &self.aes;
         kernels.ctr(&mut ctr, CounterWidth::Low32, InOut::InPlace(blocks));
         if !rest.is_empty() {
             let mut last = [0u8; 16];
@@ -154,13 +156,6 @@ impl Key {
     pub(crate) fn decrypt(&self, counter: u128, acc: &mut Block, buf: &mut [u8]) {
         self.ghash(acc, buf);
         self.ctr(counter, buf);
-    }
-}
-
-impl Drop for Key {
-    /// `aes` wipes itself; this wipes `H`.
-    fn drop(&mut self) {
-        self.h.zeroize();
     }
 }
 

@@ -50,7 +50,7 @@
 //! VPCLMULQDQ, 16 blocks per reduction; `vaes-avx512` on zmm registers,
 //! 32 blocks per reduction.
 
-mod ghash_soft;
+pub(crate) mod ghash_soft;
 mod stream;
 
 #[cfg(target_arch = "x86_64")]
@@ -61,10 +61,11 @@ mod vaes_avx2;
 mod vaes_avx512;
 
 use crate::aead::{self, Aead, Tag};
-use crate::aes::{Aes, Block, KeySize};
+use crate::aes::{Block, KeySize};
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::registry::{self, Algorithm};
+use crate::secret::SecretBox;
 use core::fmt;
 use zeroize::Zeroize;
 
@@ -146,16 +147,17 @@ fn check_tag_len(len: usize) -> Result<()> {
 
 // The x86 keys hold precomputed powers of H and are larger than the soft
 // one; boxing them would cost an allocation per key.
-#[allow(clippy::large_enum_variant)]
+/// The key of one backend, in its heap home ([`SecretBox`]): built in
+/// place, never moved, wiped on drop (see [`crate::secret`]).
 #[derive(Clone)]
 enum Inner {
-    Soft(ghash_soft::Key),
+    Soft(SecretBox<ghash_soft::Key>),
     #[cfg(target_arch = "x86_64")]
-    AesNi(aesni_clmul::Key),
+    AesNi(SecretBox<aesni_clmul::Key>),
     #[cfg(target_arch = "x86_64")]
-    VaesAvx2(vaes_avx2::Key),
+    VaesAvx2(SecretBox<vaes_avx2::Key>),
     #[cfg(target_arch = "x86_64")]
-    VaesAvx512(vaes_avx512::Key),
+    VaesAvx512(SecretBox<vaes_avx512::Key>),
 }
 
 /// An AES-GCM key (AES-128, -192 or -256) bound to one backend. The AES
@@ -200,14 +202,16 @@ impl AesGcm {
             missing: "CPU support not detected".into(),
         };
         let inner = match backend {
-            Backend::Soft => Inner::Soft(ghash_soft::Key::new(Aes::with_backend(key, backend)?)),
+            Backend::Soft => Inner::Soft(ghash_soft::Key::boxed(key)),
             #[cfg(target_arch = "x86_64")]
-            Backend::AesNi => Inner::AesNi(aesni_clmul::Key::new(key).ok_or_else(unavailable)?),
+            Backend::AesNi => Inner::AesNi(aesni_clmul::Key::boxed(key).ok_or_else(unavailable)?),
             #[cfg(target_arch = "x86_64")]
-            Backend::VaesAvx2 => Inner::VaesAvx2(vaes_avx2::Key::new(key).ok_or_else(unavailable)?),
+            Backend::VaesAvx2 => {
+                Inner::VaesAvx2(vaes_avx2::Key::boxed(key).ok_or_else(unavailable)?)
+            }
             #[cfg(target_arch = "x86_64")]
             Backend::VaesAvx512 => {
-                Inner::VaesAvx512(vaes_avx512::Key::new(key).ok_or_else(unavailable)?)
+                Inner::VaesAvx512(vaes_avx512::Key::boxed(key).ok_or_else(unavailable)?)
             }
             _ => return Err(unavailable()),
         };

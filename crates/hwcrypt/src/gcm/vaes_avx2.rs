@@ -26,6 +26,7 @@ use super::inc32;
 use crate::aes::Block;
 use crate::cpu::{self, Features};
 use crate::registry::GCM_VAES_AVX2_FEATURES;
+use crate::secret::{Schedule, SecretBox};
 use core::arch::x86_64::*;
 use zeroize::Zeroize;
 
@@ -46,32 +47,44 @@ struct Wide {
     hk: [[u8; 32]; REGS],
 }
 
-/// The `vaes-avx2` AES-GCM key.
-#[derive(Clone)]
+/// The `vaes-avx2` AES-GCM key. It lives in a [`SecretBox`] (made by
+/// [`Key::boxed`] after the features were detected), which wipes it on drop.
 pub(crate) struct Key {
     /// The AES-NI key: tails, associated data, IVs and single blocks.
     narrow: aesni_clmul::Key,
     w: Wide,
 }
 
+// SAFETY: byte arrays and an integer: all-zero is valid, no drop glue, no
+// pointers. A zeroed key is only made after detection (`boxed`).
+unsafe impl Schedule for Key {}
+
 impl Key {
-    /// `None` unless the CPU has every feature in [`GCM_VAES_AVX2_FEATURES`],
-    /// or for a key length other than 16, 24 or 32.
-    pub(crate) fn new(key: &[u8]) -> Option<Key> {
-        if !cpu::detected().contains(Features::of(GCM_VAES_AVX2_FEATURES)) {
+    /// Expands `key` in a zeroed heap home, in place; `None` unless the CPU
+    /// has every feature in [`GCM_VAES_AVX2_FEATURES`], or for a key length
+    /// other than 16, 24 or 32.
+    pub(crate) fn boxed(key: &[u8]) -> Option<SecretBox<Key>> {
+        if !cpu::detected().contains(Features::of(GCM_VAES_AVX2_FEATURES))
+            || !matches!(key.len(), 16 | 24 | 32)
+        {
             return None;
         }
-        let narrow = aesni_clmul::Key::new(key)?;
-        let mut w = Wide {
-            rk: [[0; 32]; 15],
-            h: [[0; 32]; REGS],
-            hk: [[0; 32]; REGS],
-        };
-        for (dst, src) in w.rk.iter_mut().zip(narrow.round_keys()) {
+        // SAFETY: the features (a superset of the `aesni` key's) were
+        // detected just above.
+        let mut k = unsafe { SecretBox::<Key>::zeroed() };
+        k.init(key);
+        Some(k)
+    }
+
+    /// Fills a zeroed key in place: the AES-NI key, then the wide tables.
+    pub(crate) fn init(&mut self, key: &[u8]) {
+        self.narrow.init(key);
+        let w = &mut self.w;
+        for (dst, src) in w.rk.iter_mut().zip(self.narrow.round_keys()) {
             dst[..16].copy_from_slice(src);
             dst[16..].copy_from_slice(src);
         }
-        let mut powers = narrow.powers_n::<{ 2 * REGS }>();
+        let mut powers = self.narrow.powers_n::<{ 2 * REGS }>();
         for j in 0..REGS {
             for (lane, k) in [(0, 2 * REGS - 2 * j), (16, 2 * REGS - 1 - 2 * j)] {
                 let p = &powers[k - 1];
@@ -82,7 +95,6 @@ impl Key {
             }
         }
         powers.zeroize();
-        Some(Key { narrow, w })
     }
 
     /// The AES-NI key kept alongside (for the `vaes-avx512` key's tables).
@@ -135,19 +147,6 @@ impl Key {
         }
         self.narrow
             .decrypt(inc32(counter, (bulk / 16) as u32), acc, tail);
-    }
-}
-
-impl Drop for Key {
-    /// Zeroizes the wide round keys and key powers with volatile stores, then
-    /// a fence; `narrow` wipes itself.
-    fn drop(&mut self) {
-        let w = &mut self.w;
-        for b in w.rk.iter_mut().chain(w.h.iter_mut()).chain(w.hk.iter_mut()) {
-            // SAFETY: `b` is 32 writable bytes; a volatile store is not optimised away.
-            unsafe { core::ptr::write_volatile(b, [0; 32]) };
-        }
-        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
     }
 }
 

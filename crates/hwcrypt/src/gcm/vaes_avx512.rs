@@ -33,6 +33,7 @@ use super::{inc32, vaes_avx2};
 use crate::aes::Block;
 use crate::cpu::{self, Features};
 use crate::registry::VAES_AVX512_FEATURES;
+use crate::secret::{Schedule, SecretBox};
 use core::arch::x86_64::*;
 use zeroize::Zeroize;
 
@@ -55,33 +56,40 @@ struct Wide {
     hk: [[u8; 64]; REGS],
 }
 
-/// The `vaes-avx512` AES-GCM key.
-#[derive(Clone)]
+/// The `vaes-avx512` AES-GCM key. It lives in a [`SecretBox`] (made by
+/// [`Key::boxed`] after the features were detected), which wipes it on drop.
 pub(crate) struct Key {
     /// The `vaes-avx2` key: tails, short associated data, IVs and single blocks.
     narrow: vaes_avx2::Key,
     w: Wide,
 }
 
+// SAFETY: byte arrays and an integer: all-zero is valid, no drop glue, no
+// pointers. A zeroed key is only made after detection (`boxed`).
+unsafe impl Schedule for Key {}
+
 impl Key {
-    /// `None` unless the CPU has every feature in [`VAES_AVX512_FEATURES`],
-    /// or for a key length other than 16, 24 or 32.
-    pub(crate) fn new(key: &[u8]) -> Option<Key> {
-        if !cpu::detected().contains(Features::of(VAES_AVX512_FEATURES)) {
+    /// Expands `key` in a zeroed heap home, in place; `None` unless the CPU
+    /// has every feature in [`VAES_AVX512_FEATURES`], or for a key length
+    /// other than 16, 24 or 32.
+    pub(crate) fn boxed(key: &[u8]) -> Option<SecretBox<Key>> {
+        if !cpu::detected().contains(Features::of(VAES_AVX512_FEATURES))
+            || !matches!(key.len(), 16 | 24 | 32)
+        {
             return None;
         }
-        let narrow = vaes_avx2::Key::new(key)?;
-        let mut w = Wide {
-            rk: [[0; 64]; 15],
-            h: [[0; 64]; REGS],
-            hk: [[0; 64]; REGS],
-        };
-        for (dst, src) in w.rk.iter_mut().zip(narrow.narrow().round_keys()) {
+        // SAFETY: the features (a superset of the `vaes-avx2` and `aesni`
+        // keys') were detected just above.
+        let mut boxed = unsafe { SecretBox::<Key>::zeroed() };
+        let k: &mut Key = &mut boxed;
+        k.narrow.init(key);
+        let w = &mut k.w;
+        for (dst, src) in w.rk.iter_mut().zip(k.narrow.narrow().round_keys()) {
             for lane in dst.chunks_exact_mut(16) {
                 lane.copy_from_slice(src);
             }
         }
-        let mut powers = narrow.narrow().powers_n::<{ LANES * REGS }>();
+        let mut powers = k.narrow.narrow().powers_n::<{ LANES * REGS }>();
         for j in 0..REGS {
             for i in 0..LANES {
                 let p = &powers[LANES * REGS - LANES * j - i - 1];
@@ -93,7 +101,7 @@ impl Key {
             }
         }
         powers.zeroize();
-        Some(Key { narrow, w })
+        Some(boxed)
     }
 
     fn rounds(&self) -> usize {
@@ -182,19 +190,6 @@ impl Key {
         }
         self.narrow
             .decrypt(inc32(counter, ((bulk + half) / 16) as u32), acc, tail);
-    }
-}
-
-impl Drop for Key {
-    /// Zeroizes the wide round keys and key powers with volatile stores, then
-    /// a fence; `narrow` wipes itself.
-    fn drop(&mut self) {
-        let w = &mut self.w;
-        for b in w.rk.iter_mut().chain(w.h.iter_mut()).chain(w.hk.iter_mut()) {
-            // SAFETY: `b` is 64 writable bytes; a volatile store is not optimised away.
-            unsafe { core::ptr::write_volatile(b, [0; 64]) };
-        }
-        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
     }
 }
 

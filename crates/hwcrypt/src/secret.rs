@@ -1,0 +1,199 @@
+//! Where expanded keys live: [`SecretBox`], a heap home in which a key
+//! schedule is built in place and wiped on drop.
+//!
+//! Why the heap: a key object returned by value is moved through every
+//! constructor layer and again by the caller, and each move leaves an
+//! unwiped copy of its bytes in a dead stack frame (measured: the whole
+//! schedule, and the raw key, after `Aes::new` on every backend). With the
+//! schedule in a `SecretBox` a move copies one pointer; the schedule is
+//! expanded where it stays (zeroed memory, then `rekey`-style expansion
+//! through `&mut`) and is never moved. A heap schedule also cannot alias
+//! the caller's stack buffers modulo 4 KiB (the store-to-load aliasing that
+//! cost up to ~30% at 256-512 B with round keys on the stack).
+//!
+//! The wipe on drop is one `memset` of the whole allocation (wide stores)
+//! followed by an empty `asm!` block that takes the pointer and may read
+//! memory: the compiler must assume the zeroes are observed, so it cannot
+//! drop them as dead stores before the deallocation (the `explicit_bzero` /
+//! `barrier_data` idiom). That is cheaper than `zeroize`'s byte-wise volatile
+//! stores (~1 KiB of single-byte stores dominated key setup) and wipes
+//! padding too.
+//!
+//! This is the one module outside the per-ISA backends with `unsafe`: the
+//! allocation, the byte copy of `Clone` and the wipe.
+#![allow(unsafe_code)]
+
+use core::ops::{Deref, DerefMut};
+use core::ptr::NonNull;
+use std::alloc::{Layout, alloc, alloc_zeroed, dealloc, handle_alloc_error};
+
+/// Plain key-schedule data that may live in a [`SecretBox`].
+///
+/// # Safety
+/// Implementors promise that the all-zero bit pattern is a valid value,
+/// that the type has no drop glue, and that it holds no pointers or
+/// references (so a byte copy is an independent, valid value). Whatever
+/// invariant a zeroed value must meet before use (CPU features detected for
+/// a backend key) is the business of [`SecretBox::zeroed`]'s caller.
+pub(crate) unsafe trait Schedule: Sized {}
+
+/// A [`Schedule`] whose zeroed value needs nothing else (no CPU feature):
+/// [`SecretBox::new`] makes one without `unsafe`.
+///
+/// # Safety
+/// A zeroed value may be used by every safe method of the type.
+pub(crate) unsafe trait Portable: Schedule {}
+
+// The portable schedules, declared here so that their modules need no
+// `unsafe`.
+// SAFETY: `soft::Key` is integers only (`[[u64; 8]; 15]` and `usize`): zero
+// is valid (an empty key), no drop glue, no pointers, no CPU features.
+unsafe impl Schedule for crate::aes::soft::Key {}
+// SAFETY: as above.
+unsafe impl Portable for crate::aes::soft::Key {}
+
+// SAFETY: a `soft::Key` (above) and a `u128`: the same.
+unsafe impl Schedule for crate::gcm::ghash_soft::Key {}
+// SAFETY: as above.
+unsafe impl Portable for crate::gcm::ghash_soft::Key {}
+
+// SAFETY: eight `u32`s: the same.
+unsafe impl Schedule for crate::chacha20poly1305::KeyWords {}
+// SAFETY: as above.
+unsafe impl Portable for crate::chacha20poly1305::KeyWords {}
+
+/// A heap-allocated `T`, made zeroed and filled in place, wiped when dropped;
+/// `Clone` copies the bytes heap to heap. `Debug` is the owner's business
+/// (owners never print a schedule).
+pub(crate) struct SecretBox<T: Schedule> {
+    ptr: NonNull<T>,
+}
+
+// SAFETY: `SecretBox<T>` owns its `T` exclusively (like `Box<T>`); schedules
+// are plain data.
+unsafe impl<T: Schedule + Send> Send for SecretBox<T> {}
+// SAFETY: shared access only hands out `&T` (like `Box<T>`).
+unsafe impl<T: Schedule + Sync> Sync for SecretBox<T> {}
+
+impl<T: Schedule> SecretBox<T> {
+    const LAYOUT: Layout = {
+        assert!(!core::mem::needs_drop::<T>(), "a schedule has no drop glue");
+        assert!(size_of::<T>() > 0, "a schedule is not zero-sized");
+        Layout::new::<T>()
+    };
+
+    /// A zeroed `T` on the heap, to be filled in place through `DerefMut`.
+    ///
+    /// # Safety
+    /// The caller makes sure a zeroed `T` may be used as its type's safe
+    /// methods expect: for a backend key, that the CPU features its kernels
+    /// need were detected (as the backend's own constructor would check).
+    pub(crate) unsafe fn zeroed() -> SecretBox<T> {
+        let layout = Self::LAYOUT;
+        // SAFETY: the layout has a non-zero size (checked in `LAYOUT`).
+        let p = unsafe { alloc_zeroed(layout) };
+        let ptr = NonNull::new(p.cast::<T>()).unwrap_or_else(|| handle_alloc_error(layout));
+        SecretBox { ptr }
+    }
+
+    /// A zeroed `T` on the heap, to be filled in place.
+    pub(crate) fn new() -> SecretBox<T>
+    where
+        T: Portable,
+    {
+        // SAFETY: a zeroed `Portable` value has no further invariant.
+        unsafe { SecretBox::zeroed() }
+    }
+
+    /// Overwrites the whole allocation with zeroes in a way the compiler
+    /// must keep (see the module docs); the value stays a valid `T`.
+    pub(crate) fn wipe(&mut self) {
+        let p = self.ptr.as_ptr().cast::<u8>();
+        // SAFETY: `p` is the start of `size_of::<T>()` bytes we own
+        // exclusively (`&mut self`); all-zero is a valid `T` (`Schedule`).
+        unsafe { core::ptr::write_bytes(p, 0, size_of::<T>()) };
+        barrier(p);
+    }
+}
+
+/// Tells the compiler that memory at `p` may be read here, so stores to it
+/// before this point are kept.
+#[inline(always)]
+fn barrier(p: *mut u8) {
+    #[cfg(any(target_arch = "x86_64", target_arch = "x86", target_arch = "aarch64"))]
+    // SAFETY: an empty instruction sequence; it only takes `p` as an input
+    // (without `nomem`, the compiler assumes it may read memory).
+    unsafe {
+        core::arch::asm!("/* {0} */", in(reg) p, options(nostack, preserves_flags));
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "x86", target_arch = "aarch64")))]
+    {
+        core::hint::black_box(p);
+        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl<T: Schedule> Deref for SecretBox<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: `ptr` is a live, initialised `T` we own.
+        unsafe { self.ptr.as_ref() }
+    }
+}
+
+impl<T: Schedule> DerefMut for SecretBox<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as for `deref`, and `&mut self` makes the access exclusive.
+        unsafe { self.ptr.as_mut() }
+    }
+}
+
+impl<T: Schedule> Clone for SecretBox<T> {
+    /// A byte copy, heap to heap: no copy of the schedule on the stack.
+    fn clone(&self) -> SecretBox<T> {
+        let layout = Self::LAYOUT;
+        // SAFETY: non-zero size (checked in `LAYOUT`).
+        let p = unsafe { alloc(layout) };
+        let ptr = NonNull::new(p.cast::<T>()).unwrap_or_else(|| handle_alloc_error(layout));
+        // SAFETY: both are valid for `size_of::<T>()` bytes and do not
+        // overlap (a fresh allocation); a byte copy of a `Schedule` is an
+        // independent valid value, and it met the same invariants as `self`.
+        unsafe { core::ptr::copy_nonoverlapping(self.ptr.as_ptr(), ptr.as_ptr(), 1) };
+        SecretBox { ptr }
+    }
+}
+
+impl<T: Schedule> Drop for SecretBox<T> {
+    fn drop(&mut self) {
+        self.wipe();
+        // SAFETY: allocated in `zeroed` or `clone` with this layout.
+        unsafe { dealloc(self.ptr.as_ptr().cast(), Self::LAYOUT) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[repr(C, align(64))]
+    struct Table([u64; 40]);
+    // SAFETY: plain integers, no drop glue, no pointers.
+    unsafe impl Schedule for Table {}
+
+    #[test]
+    fn zeroed_filled_cloned_wiped() {
+        // SAFETY: `Table` has no invariants.
+        let mut a = unsafe { SecretBox::<Table>::zeroed() };
+        assert!(a.0.iter().all(|&w| w == 0));
+        assert_eq!(a.ptr.as_ptr() as usize % 64, 0);
+        for (i, w) in a.0.iter_mut().enumerate() {
+            *w = i as u64 * 0x0101_0101;
+        }
+        let b = a.clone();
+        assert_eq!(a.0, b.0);
+        assert_ne!(a.ptr, b.ptr);
+        a.wipe();
+        assert!(a.0.iter().all(|&w| w == 0));
+        assert_eq!(b.0[3], 3 * 0x0101_0101);
+    }
+}
