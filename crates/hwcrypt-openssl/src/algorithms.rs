@@ -3,6 +3,8 @@
 //! include/prov/names.h`), the constants `EVP_CIPHER_get_params` reports, and
 //! the parameter tables each one serves.
 
+use crate::ciphers::chacha::{ChaCha20Cipher, ChaChaPolyCipher};
+use crate::ciphers::gcm::GcmCipher;
 use crate::ciphers::{Cipher, ctr::CtrCipher, ecb::EcbCipher, xts::XtsCipher};
 use crate::ffi::params::{ParamTable, param_table};
 use core::ffi::CStr;
@@ -10,7 +12,10 @@ use core::ffi::CStr;
 /// `EVP_CIPH_*_MODE`.
 pub(crate) const MODE_ECB: u32 = 0x1;
 pub(crate) const MODE_CTR: u32 = 0x5;
+pub(crate) const MODE_GCM: u32 = 0x6;
 pub(crate) const MODE_XTS: u32 = 0x10001;
+/// Stream ciphers (ChaCha20, ChaCha20-Poly1305) report mode 0.
+pub(crate) const MODE_STREAM: u32 = 0;
 
 /// One registered cipher.
 #[derive(Debug)]
@@ -57,6 +62,66 @@ param_table!(
 param_table!(GENERIC_SETTABLE = [(Padding, c"padding", UINT), (Num, c"num", UINT),]);
 // XTS: the generic gettables; only `keylen` is settable (and may not change).
 param_table!(XTS_SETTABLE = [(KeyLen, c"keylen", SIZE_T)]);
+
+// AES-GCM (`ossl_gcm_{get,set}table_ctx_params`).
+param_table!(
+    GCM_GETTABLE = [
+        (KeyLen, c"keylen", SIZE_T),
+        (IvLen, c"ivlen", SIZE_T),
+        (TagLen, c"taglen", SIZE_T),
+        (Iv, c"iv", OCTETS),
+        (UpdatedIv, c"updated-iv", OCTETS),
+        (Tag, c"tag", OCTETS),
+        (TlsAadPad, c"tlsaadpad", SIZE_T),
+        (TlsIvGen, c"tlsivgen", OCTETS),
+    ]
+);
+param_table!(
+    GCM_SETTABLE = [
+        (IvLen, c"ivlen", SIZE_T),
+        (Tag, c"tag", OCTETS),
+        (TlsAad, c"tlsaad", OCTETS),
+        (TlsIvFixed, c"tlsivfixed", OCTETS),
+        (TlsIvInv, c"tlsivinv", OCTETS),
+    ]
+);
+// Raw ChaCha20: only the (fixed) lengths.
+param_table!(CHACHA20_PARAMS = [(KeyLen, c"keylen", SIZE_T), (IvLen, c"ivlen", SIZE_T),]);
+// ChaCha20-Poly1305.
+param_table!(
+    CHACHA_POLY_GETTABLE = [
+        (KeyLen, c"keylen", SIZE_T),
+        (IvLen, c"ivlen", SIZE_T),
+        (TagLen, c"taglen", SIZE_T),
+        (Tag, c"tag", OCTETS),
+        (TlsAadPad, c"tlsaadpad", SIZE_T),
+    ]
+);
+param_table!(
+    CHACHA_POLY_SETTABLE = [
+        (KeyLen, c"keylen", SIZE_T),
+        (IvLen, c"ivlen", SIZE_T),
+        (Tag, c"tag", OCTETS),
+        (TlsAad, c"tlsaad", OCTETS),
+        (TlsIvFixed, c"tlsivfixed", OCTETS),
+    ]
+);
+
+const fn gcm(names: &'static CStr, description: &'static CStr, key_len: usize) -> AlgInfo {
+    AlgInfo {
+        names,
+        description,
+        mode: MODE_GCM,
+        key_len,
+        block_size: 1,
+        iv_len: 12,
+        aead: true,
+        custom_iv: true,
+        new: |a| Box::new(GcmCipher::new(a.key_len)),
+        gettable_ctx: &GCM_GETTABLE,
+        settable_ctx: &GCM_SETTABLE,
+    }
+}
 
 const fn ecb(names: &'static CStr, description: &'static CStr, key_len: usize) -> AlgInfo {
     AlgInfo {
@@ -108,7 +173,7 @@ const fn xts(names: &'static CStr, description: &'static CStr, key_len: usize) -
 
 /// Every registered cipher; the dispatch tables in `ffi::cipher` are built
 /// per index of this array.
-pub(crate) static ALGORITHMS: [AlgInfo; 8] = [
+pub(crate) static ALGORITHMS: [AlgInfo; 13] = [
     ecb(
         c"AES-128-ECB:2.16.840.1.101.3.4.1.1",
         c"hwcrypt AES-128-ECB",
@@ -137,6 +202,47 @@ pub(crate) static ALGORITHMS: [AlgInfo; 8] = [
         c"hwcrypt AES-256-XTS",
         64,
     ),
+    gcm(
+        c"AES-128-GCM:id-aes128-GCM:2.16.840.1.101.3.4.1.6",
+        c"hwcrypt AES-128-GCM",
+        16,
+    ),
+    gcm(
+        c"AES-192-GCM:id-aes192-GCM:2.16.840.1.101.3.4.1.26",
+        c"hwcrypt AES-192-GCM",
+        24,
+    ),
+    gcm(
+        c"AES-256-GCM:id-aes256-GCM:2.16.840.1.101.3.4.1.46",
+        c"hwcrypt AES-256-GCM",
+        32,
+    ),
+    AlgInfo {
+        names: c"ChaCha20",
+        description: c"hwcrypt ChaCha20",
+        mode: MODE_STREAM,
+        key_len: 32,
+        block_size: 1,
+        iv_len: 16,
+        aead: false,
+        custom_iv: true,
+        new: |_| Box::new(ChaCha20Cipher::new()),
+        gettable_ctx: &CHACHA20_PARAMS,
+        settable_ctx: &CHACHA20_PARAMS,
+    },
+    AlgInfo {
+        names: c"ChaCha20-Poly1305",
+        description: c"hwcrypt ChaCha20-Poly1305",
+        mode: MODE_STREAM,
+        key_len: 32,
+        block_size: 1,
+        iv_len: 12,
+        aead: true,
+        custom_iv: true,
+        new: |_| Box::new(ChaChaPolyCipher::new()),
+        gettable_ctx: &CHACHA_POLY_GETTABLE,
+        settable_ctx: &CHACHA_POLY_SETTABLE,
+    },
 ];
 
 /// The short name (before the first `:`).

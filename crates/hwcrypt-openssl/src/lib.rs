@@ -1,6 +1,6 @@
-//! `hwcrypt.so`, an OpenSSL 3 provider serving hwcrypt's AES (ECB, CTR,
-//! XTS) to every program that uses libcrypto: OpenSSH, curl, nginx,
-//! `openssl`, Python's `cryptography`. Enable it in `openssl.cnf` (see
+//! `hwcrypt.so`, an OpenSSL 3 provider serving hwcrypt's AES-ECB, -CTR,
+//! -XTS, -GCM, ChaCha20 and ChaCha20-Poly1305 to every program that uses
+//! libcrypto: OpenSSH, curl, nginx, `openssl`, Python's `cryptography`. Enable it in `openssl.cnf` (see
 //! `hwcrypt openssl-config` and docs/openssl-provider.md).
 //!
 //! Layout: [`ffi`] is the boundary (dispatch tables, `OSSL_PARAM`, the entry

@@ -4,15 +4,15 @@
 //! and the per-mode files) call for call: the same buffering, padding,
 //! parameter handling and error reasons.
 
+pub(crate) mod chacha;
 pub(crate) mod ctr;
 pub(crate) mod ecb;
+pub(crate) mod gcm;
 pub(crate) mod xts;
 
 use crate::ffi::params::Param;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-// The AEAD entries are used once GCM and ChaCha20-Poly1305 are registered.
-#[allow(dead_code)]
 /// Every parameter the provider knows, for the tables in
 /// [`crate::algorithms`] and the `match`es of the ciphers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,15 +54,19 @@ pub(crate) enum ParamId {
 
 /// Why an operation failed: the default provider's reason code for the same
 /// failure (`openssl/proverr.h`), so error strings read the same.
-#[allow(dead_code)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Reason {
+    /// Fails without raising an error, where OpenSSL's cipher raises none
+    /// (a tag mismatch: callers such as python3-cryptography read an empty
+    /// error queue as "invalid tag").
+    Silent = 0,
     BadDecrypt = 100,
     CipherOperationFailed = 102,
     FailedToGetParameter = 103,
     FailedToSetParameter = 104,
     OutputBufferTooSmall = 106,
     WrongFinalBlockLength = 107,
+    InvalidAad = 108,
     InvalidIvLength = 109,
     InvalidKeyLength = 105,
     InvalidTag = 110,
@@ -164,6 +168,16 @@ pub(crate) trait Cipher: Send {
 
     /// Takes one context parameter the algorithm's settable table lists.
     fn set_param(&mut self, id: ParamId, p: &Param<'_>) -> CResult<()>;
+
+    /// The tag of the last encrypted message (AEADs; for the self-test).
+    fn aead_tag(&self) -> Option<[u8; 16]> {
+        None
+    }
+
+    /// Sets the tag a decryption must match (AEADs; for the self-test).
+    fn set_aead_tag(&mut self, _tag: &[u8]) -> CResult<()> {
+        Err(Reason::CipherOperationFailed)
+    }
 
     /// A deep copy (`EVP_CIPHER_CTX_copy`).
     fn box_clone(&self) -> Box<dyn Cipher>;

@@ -23,7 +23,9 @@ pub(crate) struct CipherCtx {
 
 impl CipherCtx {
     fn fail(&self, reason: Reason) -> c_int {
-        raise(self.prov, reason);
+        if reason != Reason::Silent {
+            raise(self.prov, reason);
+        }
         0
     }
 }

@@ -125,7 +125,6 @@ pub(crate) struct Param<'a> {
     raw: &'a mut OsslParam,
 }
 
-#[allow(dead_code)] // the octet-string accessors serve the AEADs
 impl Param<'_> {
     pub fn key(&self) -> &CStr {
         self.key
@@ -186,17 +185,34 @@ impl Param<'_> {
 
     /// The bytes of an octet string with a buffer.
     pub fn get_octets(&self) -> Option<&[u8]> {
-        if !self.is_octet_string() || self.raw.data.is_null() {
+        if !self.is_octet_string()
+            || self.raw.data.is_null()
+            || self.raw.data_size > isize::MAX as usize
+        {
             return None;
         }
         // SAFETY: an octet string's `data` points to `data_size` readable bytes.
         Some(unsafe { core::slice::from_raw_parts(self.raw.data as *const u8, self.raw.data_size) })
     }
 
+    /// The first `n` bytes of the buffer of an octet string whose size the
+    /// caller gave as `(size_t)-1` (OpenSSH's "the whole IV").
+    pub fn read_prefix(&self, n: usize) -> Option<&[u8]> {
+        if !self.is_octet_string() || self.raw.data.is_null() || self.raw.data_size < n {
+            return None;
+        }
+        // SAFETY: the caller passes a buffer of at least the IV length
+        // (OpenSSH: its IV); `data_size` (here SIZE_MAX) is not a length.
+        Some(unsafe { core::slice::from_raw_parts(self.raw.data as *const u8, n) })
+    }
+
     /// The caller's octet-string buffer, to be filled in full (a tag, an
     /// IV): `None` unless the type is octet string and a buffer is there.
     pub fn octet_buffer(&mut self) -> Option<&mut [u8]> {
-        if !self.is_octet_string() || self.raw.data.is_null() {
+        if !self.is_octet_string()
+            || self.raw.data.is_null()
+            || self.raw.data_size > isize::MAX as usize
+        {
             return None;
         }
         self.raw.return_size = self.raw.data_size;

@@ -33,6 +33,9 @@ static FIRST_CTX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
 
 /// Raises `reason` as an OpenSSL error (`ERR_raise(ERR_LIB_PROV, reason)`).
 pub(crate) fn raise(prov: *const ProvCtx, reason: Reason) {
+    if reason == Reason::Silent {
+        return;
+    }
     let prov = if prov.is_null() {
         FIRST_CTX
             .get()
@@ -91,7 +94,7 @@ macro_rules! algorithm_list {
     }};
 }
 
-static CIPHERS: AlgorithmList = algorithm_list!(0, 1, 2, 3, 4, 5, 6, 7);
+static CIPHERS: AlgorithmList = algorithm_list!(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12);
 
 params::param_table!(
     PROVIDER_PARAMS = [

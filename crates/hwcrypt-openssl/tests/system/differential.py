@@ -15,6 +15,7 @@ import sys
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 
 LARGE = [65536 + 7, (1 << 20) + 13]
 failures = []
@@ -49,6 +50,97 @@ def check_block(rng, name, make_mode, step, minimum, keylen):
         if back != pt:
             failures.append(f"{name} length {n}: decryption does not invert encryption")
         digest.update(f"{name}:{n}:".encode() + ct)
+
+
+def flip(data, rng):
+    """`data` with one random bit flipped."""
+    i = rng.randrange(len(data))
+    return data[:i] + bytes([data[i] ^ (1 << rng.randrange(8))]) + data[i + 1:]
+
+
+def check_gcm(rng, bits):
+    """AES-GCM incrementally (split data and associated data, tag before or
+    after the data) and one-shot (AESGCM), with tampering."""
+    global cases
+    name = f"aes-{bits}-gcm"
+    for n in lengths(1):
+        key = rng.randbytes(bits // 8)
+        iv = rng.randbytes(rng.choice([12, 12, 12, 8, 16, 60]))
+        aad = rng.randbytes(rng.choice([0, 0, 1, 13, 20, 100]))
+        pt = rng.randbytes(n)
+        enc = Cipher(algorithms.AES(key), modes.GCM(iv)).encryptor()
+        for piece in splits(rng, aad):
+            enc.authenticate_additional_data(piece)
+        ct = run(enc, splits(rng, pt))
+        tag = enc.tag
+        cases += 1
+        digest.update(f"{name}:{n}:".encode() + iv + ct + tag)
+        if rng.randrange(2):
+            dec = Cipher(algorithms.AES(key), modes.GCM(iv, tag)).decryptor()
+            dec.authenticate_additional_data(aad)
+            back = run(dec, splits(rng, ct))
+        else:
+            dec = Cipher(algorithms.AES(key), modes.GCM(iv)).decryptor()
+            dec.authenticate_additional_data(aad)
+            back = b"".join(dec.update(p) for p in splits(rng, ct)) + dec.finalize_with_tag(tag)
+        if back != pt:
+            failures.append(f"{name} length {n}: no round trip")
+        if len(iv) == 12:
+            one_shot = AESGCM(key).encrypt(iv, pt, aad or None)
+            if one_shot != ct + tag:
+                failures.append(f"{name} length {n}: AESGCM differs from the incremental form")
+            for bad in (flip(one_shot, rng), one_shot[:-16] + flip(tag, rng)):
+                try:
+                    AESGCM(key).decrypt(iv, bad, aad or None)
+                    failures.append(f"{name} length {n}: tampered message accepted")
+                except InvalidTag:
+                    pass
+        if n % 97 == 0:
+            dec = Cipher(algorithms.AES(key), modes.GCM(iv, flip(tag, rng))).decryptor()
+            dec.authenticate_additional_data(aad)
+            try:
+                run(dec, [ct])
+                failures.append(f"{name} length {n}: tampered tag accepted (incremental)")
+            except InvalidTag:
+                pass
+
+
+def check_chacha(rng):
+    """Raw ChaCha20 with OpenSSL's 16-byte IV, split updates, counters near
+    the 32-bit wrap (which carries into the nonce)."""
+    global cases
+    for n in lengths(1):
+        key = rng.randbytes(32)
+        counter = rng.choice([0, 1, rng.randrange(1 << 32), (1 << 32) - 1, (1 << 32) - 3])
+        iv = counter.to_bytes(4, "little") + rng.randbytes(12)
+        pt = rng.randbytes(n)
+        ct = run(Cipher(algorithms.ChaCha20(key, iv), None).encryptor(), splits(rng, pt))
+        back = run(Cipher(algorithms.ChaCha20(key, iv), None).decryptor(), splits(rng, ct))
+        cases += 1
+        if back != pt:
+            failures.append(f"chacha20 length {n}: no round trip")
+        digest.update(f"chacha20:{n}:".encode() + iv + ct)
+
+
+def check_chacha_poly(rng):
+    global cases
+    for n in lengths(1):
+        key = rng.randbytes(32)
+        nonce = rng.randbytes(12)
+        aad = rng.randbytes(rng.choice([0, 0, 1, 12, 13, 100]))
+        pt = rng.randbytes(n)
+        aead = ChaCha20Poly1305(key)
+        ct = aead.encrypt(nonce, pt, aad or None)
+        cases += 1
+        digest.update(f"chacha20-poly1305:{n}:".encode() + ct)
+        if aead.decrypt(nonce, ct, aad or None) != pt:
+            failures.append(f"chacha20-poly1305 length {n}: no round trip")
+        for bad in (flip(ct, rng), ct[:-16] + flip(ct[-16:], rng)):
+            try:
+                aead.decrypt(nonce, bad, aad or None)
+                failures.append(f"chacha20-poly1305 length {n}: tampered message accepted")
+            except InvalidTag:
+                pass
 
 
 def kat(name, key, iv, pt, ct):
@@ -87,6 +179,7 @@ def hwcrypt_bytes():
 
 
 def main():
+    global cases
     rng = random.Random(20261124)
     pt = bytes.fromhex("6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e51")
     keys = {128: bytes.fromhex("2b7e151628aed2a6abf7158809cf4f3c"),
@@ -114,7 +207,6 @@ def main():
         if f"aes-{bits}-xts" in wanted:
             # Each update call is a data unit of its own in OpenSSL's XTS:
             # one piece per call.
-            global cases
             for n in lengths(1, 16):
                 key = rng.randbytes(bits // 4)
                 tweak = rng.randbytes(16)
@@ -125,6 +217,28 @@ def main():
                 if back != data:
                     failures.append(f"aes-{bits}-xts length {n}: no round trip")
                 digest.update(f"xts{bits}:{n}:".encode() + ct)
+    for bits in (128, 192, 256):
+        if f"aes-{bits}-gcm" in wanted:
+            # McGrew-Viega test case 2/8/14: zero key, IV and block.
+            want = {128: "0388dace60b6a392f328c2b971b2fe78ab6e47d42cec13bdf53a67b21257bddf",
+                    192: "98e7247c07f0fe411c267e4384b0f6002ff58d80033927ab8ef4d4587514f0fb",
+                    256: "cea7403d4d606b6e074ec5d3baf39d18d0d1c8a799996bf0265b98b5d48ab919"}[bits]
+            cases += 1
+            if AESGCM(bytes(bits // 8)).encrypt(bytes(12), bytes(16), None).hex() != want:
+                failures.append(f"aes-{bits}-gcm: known answer")
+            check_gcm(rng, bits)
+    if "chacha20" in wanted:
+        check_chacha(rng)
+    if "chacha20-poly1305" in wanted:
+        # RFC 8439 2.8.2, tag only.
+        ct = ChaCha20Poly1305(bytes(range(0x80, 0xa0))).encrypt(
+            bytes.fromhex("070000004041424344454647"),
+            b"Ladies and Gentlemen of the class of '99: If I could offer you only one tip for "
+            b"the future, sunscreen would be it.", bytes.fromhex("50515253c0c1c2c3c4c5c6c7"))
+        cases += 1
+        if ct[-16:].hex() != "1ae10b594f09e26a7e902ecbd0600691":
+            failures.append("chacha20-poly1305: known answer")
+        check_chacha_poly(rng)
     print(f"cases {cases}")
     print(f"digest {digest.hexdigest()}")
     print(f"hwcrypt-bytes {hwcrypt_bytes()}")

@@ -18,8 +18,9 @@ TLS_PID=""
 
 # What the provider registers, and the OpenSSH ciphers it serves.
 REGISTERED=(AES-128-ECB AES-192-ECB AES-256-ECB AES-128-CTR AES-192-CTR AES-256-CTR
-    AES-128-XTS AES-256-XTS)
-SSH_CIPHERS=(aes128-ctr aes192-ctr aes256-ctr)
+    AES-128-XTS AES-256-XTS AES-128-GCM AES-192-GCM AES-256-GCM ChaCha20 ChaCha20-Poly1305)
+SSH_CIPHERS=(aes128-ctr aes192-ctr aes256-ctr aes128-gcm@openssh.com aes256-gcm@openssh.com
+    chacha20-poly1305@openssh.com)
 
 cleanup() {
     [ -n "$SSHD_PID" ] && kill "$SSHD_PID" 2>/dev/null || true
@@ -71,7 +72,7 @@ list_names() {
     local out
     out=$(openssl list -cipher-algorithms -provider-path "$MODDIR" -provider hwcrypt)
     for name in "${REGISTERED[@]}"; do
-        grep -F " $name" <<<"$out" | grep -q '@ hwcrypt' || { echo "missing: $name"; return 1; }
+        grep -iF " $name" <<<"$out" | grep -q "@ hwcrypt" || { echo "missing: $name"; return 1; }
     done
 }
 check "openssl list: every registered name @ hwcrypt" list_names
@@ -107,7 +108,7 @@ python_differential() {
     [ "$(awk '/^hwcrypt-bytes/ {print $2}' "$WORK/py.hw")" -gt 1000000 ]
     grep -q '^hwcrypt-bytes -1$' "$WORK/py.stock"
 }
-check "python3-cryptography: KAT, lengths 0..4096 and 1 MiB, split updates, same as stock" \
+check "python3-cryptography: KATs, lengths 0..4096 and 1 MiB, split updates, tampering, same as stock" \
     python_differential
 
 # --- openssl enc ------------------------------------------------------------
@@ -139,6 +140,9 @@ check "openssl rand through hwcrypt's AES-256-CTR DRBG" \
 
 # --- OpenSSH on 127.0.0.1 ---------------------------------------------------
 source "$HERE/ssh.sh"
+
+# --- TLS with curl and openssl s_server -------------------------------------
+source "$HERE/tls.sh"
 
 # --- a config naming a missing module -----------------------------------------
 ENC_CONF=$MISSING check "missing module: openssl enc still works" enc_same aes-128-ctr

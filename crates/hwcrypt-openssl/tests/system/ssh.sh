@@ -85,8 +85,8 @@ for c in "${SSH_CIPHERS[@]}"; do
     check "ssh $c: $SSH_MIB MiB, provider on both ends" ssh_transfer "$CONF" "$c" hwcrypt
     check "ssh $c: $SSH_MIB MiB, provider on the server only" ssh_transfer /dev/null "$c" hwcrypt
 done
-check "ssh ${SSH_CIPHERS[-1]}: RekeyLimit=16M, provider on both ends" \
-    ssh_transfer "$CONF" "${SSH_CIPHERS[-1]}" hwcrypt -o RekeyLimit=16M
+check "ssh ${SSH_CIPHERS[3]}: RekeyLimit=16M, provider on both ends" \
+    ssh_transfer "$CONF" "${SSH_CIPHERS[3]}" hwcrypt -o RekeyLimit=16M
 sftp_transfer() {
     rm -f "$S/fetched"
     OPENSSL_CONF=$CONF sftp -q -F /dev/null -P "$PORT" -i "$S/user_key" -o BatchMode=yes \

@@ -616,6 +616,12 @@ macro_rules! xts_kernel {
                 }
                 done += 16;
             }
+            // `last_keys` holds k_R ^ tweak, the last round key to anyone who
+            // knows the tweak: wipe it (volatile stores are kept).
+            for slot in &mut last_keys.0 {
+                // SAFETY: an aligned slot of a local array.
+                unsafe { core::ptr::write_volatile(slot, _mm256_setzero_si256()) };
+            }
             let mut tw: [__m256i; 8] = core::array::from_fn(|j| {
                 // SAFETY: an aligned slot of a local array.
                 unsafe { core::ptr::read_volatile(&tweaks.0[j]) }

@@ -438,7 +438,7 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
         self.phase = Phase::Idle;
         m.pad();
         let (aad_len, text_len) = (m.aad_len, m.text_len);
-        let poly = m.poly.clone();
+        let mut poly = m.poly.clone();
         drop(m);
         let tag: [u8; TAG_LEN] = poly.finish_aead(aad_len, text_len);
         Ok(tag)

@@ -1,0 +1,398 @@
+//! ChaCha20 and ChaCha20-Poly1305 as OpenSSL's `cipher_chacha20*.c` serve
+//! them, over hwcrypt's [`ChaCha20`] and [`ChaCha20Poly1305Stream`].
+//!
+//! Raw ChaCha20 (`EVP_chacha20()`, used by OpenSSH's
+//! `chacha20-poly1305@openssh.com`): a 16-byte IV, the 32-bit little-endian
+//! block counter then the 96-bit nonce, the counter carrying into the nonce.
+//!
+//! ChaCha20-Poly1305 (RFC 8439): the EVP form (nonce of 1 to 12 bytes,
+//! left-padded with zeros as OpenSSL does; associated data as updates with
+//! no output; `final`; `tag`), and TLS 1.2 records (`tlsivfixed` 12 bytes,
+//! `tlsaad` 13 bytes, then one call on payload || tag, the nonce being the
+//! fixed IV XOR the record sequence number, RFC 7905). After `final` the
+//! next update begins a new message under the same nonce, as in OpenSSL.
+//! Difference: decryption tags shorter than 16 bytes are refused.
+
+use super::{CResult, Cipher, Io, ParamId, Reason};
+use crate::ffi::params::Param;
+use hwcrypt::chacha20poly1305::{ChaCha20, ChaCha20Poly1305, ChaCha20Poly1305Stream};
+use zeroize::{Zeroize, Zeroizing};
+
+const KEY: usize = 32;
+const IV: usize = 16;
+const NONCE: usize = 12;
+const TAG: usize = 16;
+const TLS_AAD: usize = 13;
+
+#[derive(Clone)]
+pub(crate) struct ChaCha20Cipher {
+    key: Option<Zeroizing<[u8; KEY]>>,
+    iv: [u8; IV],
+    stream: Option<ChaCha20>,
+}
+
+impl ChaCha20Cipher {
+    pub fn new() -> Self {
+        ChaCha20Cipher {
+            key: None,
+            iv: [0; IV],
+            stream: None,
+        }
+    }
+}
+
+/// `keylen`/`ivlen` may be set only to the values they have.
+fn check_fixed(p: &Param<'_>, want: usize, reason: Reason) -> CResult<()> {
+    let n = p.get_size().ok_or(Reason::FailedToGetParameter)?;
+    if n != want { Err(reason) } else { Ok(()) }
+}
+
+impl Cipher for ChaCha20Cipher {
+    fn init(&mut self, _encrypt: bool, key: Option<&[u8]>, iv: Option<&[u8]>) -> CResult<()> {
+        if let Some(iv) = iv {
+            if iv.len() != IV {
+                return Err(Reason::InvalidIvLength);
+            }
+            self.iv.copy_from_slice(iv);
+        }
+        if let Some(key) = key {
+            let key: [u8; KEY] = key.try_into().map_err(|_| Reason::InvalidKeyLength)?;
+            self.key = Some(Zeroizing::new(key));
+        }
+        match (&self.key, &mut self.stream, iv, key) {
+            (Some(k), _, _, Some(_)) | (Some(k), None, Some(_), None) => {
+                self.stream =
+                    Some(ChaCha20::new(&k[..], &self.iv).map_err(|_| Reason::InvalidKeyLength)?);
+            }
+            (Some(_), Some(s), Some(_), None) => {
+                s.set_iv(&self.iv).map_err(|_| Reason::InvalidIvLength)?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn update(&mut self, io: Io<'_>) -> CResult<usize> {
+        let s = self.stream.as_mut().ok_or(Reason::NoKeySet)?;
+        let n = io.len();
+        match io {
+            Io::InPlace(b) => s.apply_keystream(b),
+            Io::Split(i, o) => s
+                .apply_keystream_to(i, o)
+                .map_err(|_| Reason::CipherOperationFailed)?,
+        }
+        Ok(n)
+    }
+
+    fn finish(&mut self, _out: &mut [u8]) -> CResult<usize> {
+        self.stream.as_ref().ok_or(Reason::NoKeySet)?;
+        Ok(0)
+    }
+
+    fn get_param(&mut self, id: ParamId, p: &mut Param<'_>) -> CResult<()> {
+        let ok = match id {
+            ParamId::KeyLen => p.set_u64(KEY as u64),
+            ParamId::IvLen => p.set_u64(IV as u64),
+            _ => true,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(Reason::FailedToSetParameter)
+        }
+    }
+
+    fn set_param(&mut self, id: ParamId, p: &Param<'_>) -> CResult<()> {
+        match id {
+            ParamId::KeyLen => check_fixed(p, KEY, Reason::InvalidKeyLength),
+            ParamId::IvLen => check_fixed(p, IV, Reason::InvalidIvLength),
+            _ => Ok(()),
+        }
+    }
+
+    fn box_clone(&self) -> Box<dyn Cipher> {
+        Box::new(self.clone())
+    }
+}
+
+impl Drop for ChaCha20Cipher {
+    fn drop(&mut self) {
+        self.iv.zeroize();
+    }
+}
+
+#[derive(Clone)]
+pub(crate) struct ChaChaPolyCipher {
+    encrypt: bool,
+    stream: Option<ChaCha20Poly1305Stream<ChaCha20Poly1305>>,
+    /// Whether a message is running (OpenSSL's `mac_inited`).
+    started: bool,
+    nonce: [u8; NONCE],
+    nonce_len: usize,
+    nonce_set: bool,
+    tag: [u8; TAG],
+    tag_len: usize,
+    tls_aad: Option<[u8; TLS_AAD]>,
+    tls_aad_pad: usize,
+}
+
+impl ChaChaPolyCipher {
+    pub fn new() -> Self {
+        ChaChaPolyCipher {
+            encrypt: true,
+            stream: None,
+            started: false,
+            nonce: [0; NONCE],
+            nonce_len: NONCE,
+            nonce_set: false,
+            tag: [0; TAG],
+            tag_len: TAG,
+            tls_aad: None,
+            tls_aad_pad: 0,
+        }
+    }
+
+    fn stream(&mut self) -> CResult<&mut ChaCha20Poly1305Stream<ChaCha20Poly1305>> {
+        self.stream.as_mut().ok_or(Reason::CipherOperationFailed)
+    }
+
+    /// Begins the message under the nonce if none is running.
+    fn ready(&mut self) -> CResult<()> {
+        if !self.started {
+            if !self.nonce_set {
+                return Err(Reason::CipherOperationFailed);
+            }
+            let nonce = self.nonce;
+            self.stream()?
+                .start(&nonce)
+                .map_err(|_| Reason::CipherOperationFailed)?;
+            self.started = true;
+        }
+        Ok(())
+    }
+
+    fn end(&mut self) -> CResult<()> {
+        self.ready().map_err(|_| Reason::Silent)?;
+        self.started = false;
+        let (encrypt, tag, tag_len) = (self.encrypt, self.tag, self.tag_len);
+        let s = self.stream()?;
+        if encrypt {
+            let t = s.finish().map_err(|_| Reason::Silent)?;
+            self.tag.copy_from_slice(&t);
+            Ok(())
+        } else if tag_len != TAG {
+            let _ = s.finish();
+            Err(Reason::Silent)
+        } else {
+            s.verify(&tag).map_err(|_| Reason::Silent)
+        }
+    }
+
+    fn data(&mut self, io: Io<'_>) -> CResult<usize> {
+        self.ready()?;
+        let n = io.len();
+        let encrypt = self.encrypt;
+        let s = self.stream()?;
+        let r = match (io, encrypt) {
+            (Io::InPlace(b), true) => s.encrypt(b),
+            (Io::InPlace(b), false) => s.decrypt(b),
+            (Io::Split(i, o), true) => s.encrypt_to(i, o),
+            (Io::Split(i, o), false) => s.decrypt_to(i, o),
+        };
+        r.map_err(|_| Reason::CipherOperationFailed)?;
+        Ok(n)
+    }
+
+    /// One TLS 1.2 record: payload || tag, nonce = fixed IV XOR sequence.
+    fn tls_record(&mut self, aad: [u8; TLS_AAD], io: Io<'_>) -> CResult<usize> {
+        let Io::InPlace(rec) = io else {
+            return Err(Reason::CipherOperationFailed);
+        };
+        let payload_len = usize::from(u16::from_be_bytes([aad[11], aad[12]]));
+        if rec.len() != payload_len + TAG {
+            return Err(Reason::CipherOperationFailed);
+        }
+        let mut nonce = self.nonce;
+        for (n, s) in nonce[4..].iter_mut().zip(&aad[..8]) {
+            *n ^= s;
+        }
+        let encrypt = self.encrypt;
+        let s = self.stream()?;
+        s.start(&nonce).map_err(|_| Reason::CipherOperationFailed)?;
+        s.aad(&aad).map_err(|_| Reason::CipherOperationFailed)?;
+        let (payload, tag) = rec.split_at_mut(payload_len);
+        if encrypt {
+            s.encrypt(payload)
+                .map_err(|_| Reason::CipherOperationFailed)?;
+            tag.copy_from_slice(&s.finish().map_err(|_| Reason::CipherOperationFailed)?);
+            Ok(payload_len + TAG)
+        } else {
+            s.decrypt(payload)
+                .map_err(|_| Reason::CipherOperationFailed)?;
+            if s.verify(tag).is_err() {
+                payload.zeroize();
+                return Err(Reason::Silent);
+            }
+            Ok(payload_len)
+        }
+    }
+}
+
+impl Cipher for ChaChaPolyCipher {
+    fn init(&mut self, encrypt: bool, key: Option<&[u8]>, iv: Option<&[u8]>) -> CResult<()> {
+        self.encrypt = encrypt;
+        self.started = false;
+        self.tls_aad = None;
+        if let Some(iv) = iv {
+            if iv.is_empty() || iv.len() > NONCE {
+                return Err(Reason::InvalidIvLength);
+            }
+            self.nonce = [0; NONCE];
+            self.nonce[NONCE - iv.len()..].copy_from_slice(iv);
+            self.nonce_set = true;
+        }
+        if let Some(key) = key {
+            if key.len() != KEY {
+                return Err(Reason::InvalidKeyLength);
+            }
+            let k = ChaCha20Poly1305::new(key).map_err(|_| Reason::InvalidKeyLength)?;
+            self.stream = Some(ChaCha20Poly1305Stream::new(k));
+        }
+        Ok(())
+    }
+
+    fn update(&mut self, io: Io<'_>) -> CResult<usize> {
+        if let Some(aad) = self.tls_aad.take() {
+            self.started = false;
+            return self.tls_record(aad, io);
+        }
+        if io.len() == 0 {
+            return Ok(0);
+        }
+        self.data(io)
+    }
+
+    fn update_aad(&mut self, aad: &[u8]) -> CResult<()> {
+        self.ready()?;
+        self.stream()?
+            .aad(aad)
+            .map_err(|_| Reason::CipherOperationFailed)
+    }
+
+    fn finish(&mut self, _out: &mut [u8]) -> CResult<usize> {
+        self.end()?;
+        Ok(0)
+    }
+
+    fn cipher(&mut self, io: Io<'_>) -> CResult<usize> {
+        self.update(io).map_err(|_| Reason::Silent)
+    }
+
+    fn cipher_final(&mut self) -> CResult<()> {
+        self.end()
+    }
+
+    fn get_param(&mut self, id: ParamId, p: &mut Param<'_>) -> CResult<()> {
+        let ok = match id {
+            ParamId::KeyLen => p.set_u64(KEY as u64),
+            ParamId::IvLen => p.set_u64(self.nonce_len as u64),
+            ParamId::TagLen => p.set_u64(self.tag_len as u64),
+            ParamId::TlsAadPad => p.set_u64(self.tls_aad_pad as u64),
+            ParamId::Tag => {
+                if !p.is_octet_string() {
+                    return Err(Reason::FailedToSetParameter);
+                }
+                if !self.encrypt {
+                    return Err(Reason::TagNotSet);
+                }
+                let n = p.data_size();
+                if n == 0 || n > TAG {
+                    return Err(Reason::InvalidTagLength);
+                }
+                let tag = self.tag;
+                p.set_octets(&tag[..n])
+            }
+            _ => true,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(Reason::FailedToSetParameter)
+        }
+    }
+
+    fn set_param(&mut self, id: ParamId, p: &Param<'_>) -> CResult<()> {
+        match id {
+            ParamId::KeyLen => check_fixed(p, KEY, Reason::InvalidKeyLength)?,
+            ParamId::IvLen => {
+                let n = p.get_size().ok_or(Reason::FailedToGetParameter)?;
+                if n == 0 || n > NONCE {
+                    return Err(Reason::InvalidIvLength);
+                }
+                self.nonce_len = n;
+            }
+            ParamId::Tag => {
+                if !p.is_octet_string() {
+                    return Err(Reason::FailedToGetParameter);
+                }
+                let n = p.data_size();
+                if n == 0 || n > TAG {
+                    return Err(Reason::InvalidTagLength);
+                }
+                if !p.data_is_null() {
+                    if self.encrypt {
+                        return Err(Reason::TagNotNeeded);
+                    }
+                    let tag = p.get_octets().ok_or(Reason::FailedToGetParameter)?;
+                    self.tag[..n].copy_from_slice(tag);
+                }
+                self.tag_len = n;
+            }
+            ParamId::TlsAad => {
+                let aad = p.get_octets().ok_or(Reason::FailedToGetParameter)?;
+                let mut aad: [u8; TLS_AAD] = aad.try_into().map_err(|_| Reason::InvalidAad)?;
+                if !self.encrypt {
+                    let len = u16::from_be_bytes([aad[11], aad[12]]);
+                    let len = len.checked_sub(TAG as u16).ok_or(Reason::InvalidAad)?;
+                    aad[11..].copy_from_slice(&len.to_be_bytes());
+                }
+                self.tls_aad = Some(aad);
+                self.tls_aad_pad = TAG;
+            }
+            ParamId::TlsIvFixed => {
+                let fixed = p.get_octets().ok_or(Reason::FailedToGetParameter)?;
+                if fixed.len() != NONCE {
+                    return Err(Reason::FailedToGetParameter);
+                }
+                self.nonce.copy_from_slice(fixed);
+                self.nonce_set = true;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn aead_tag(&self) -> Option<[u8; 16]> {
+        Some(self.tag)
+    }
+
+    fn set_aead_tag(&mut self, tag: &[u8]) -> CResult<()> {
+        if self.encrypt || tag.len() != TAG {
+            return Err(Reason::InvalidTag);
+        }
+        self.tag.copy_from_slice(tag);
+        self.tag_len = TAG;
+        Ok(())
+    }
+
+    fn box_clone(&self) -> Box<dyn Cipher> {
+        Box::new(self.clone())
+    }
+}
+
+impl Drop for ChaChaPolyCipher {
+    fn drop(&mut self) {
+        self.nonce.zeroize();
+        self.tag.zeroize();
+    }
+}
