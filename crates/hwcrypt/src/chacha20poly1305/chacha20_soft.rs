@@ -91,6 +91,7 @@ pub(crate) fn xor_keystream(state: &[u32; 16], mut io: InOut<'_>) {
         offset += n;
     }
     buf.zeroize();
+    s.zeroize();
 }
 
 #[cfg(test)]

@@ -177,7 +177,9 @@ fn soft_aead(
     input: Option<&[u8]>,
     output: &mut [u8],
 ) -> Tag {
-    let mut block0 = chacha20_soft::block(&chacha20_soft::state(key, 0, nonce));
+    // Every array holding key words or key stream is named and wiped.
+    let mut state = chacha20_soft::state(key, 0, nonce);
+    let mut block0 = chacha20_soft::block(&state);
     let mut poly_key = [0u8; 32];
     poly_key.copy_from_slice(&block0[..32]);
     block0.zeroize();
@@ -194,7 +196,9 @@ fn soft_aead(
         },
         None => InOut::InPlace(&mut *output),
     };
-    chacha20_soft::xor_keystream(&chacha20_soft::state(key, 1, nonce), io);
+    state[12] = 1;
+    chacha20_soft::xor_keystream(&state, io);
+    state.zeroize();
     if seal {
         poly.update_padded(output);
     }
