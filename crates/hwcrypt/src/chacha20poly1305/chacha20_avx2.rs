@@ -499,9 +499,15 @@ fn xor_keystream(state: &[u32; 16], mut io: InOut<'_>) {
         off += BATCH;
     }
     if off < len {
-        let ks = blocks8(&x, |_| {});
-        // SAFETY: the `len - off` (< 512) bytes from `off` are inside both ranges.
-        unsafe { xor_partial(src.add(off), dst.add(off), &ks, 0, len - off) };
+        // Up to 384 bytes (and short messages) on the row layout.
+        let n = len - off;
+        let mut st = *state;
+        st[12] = st[12].wrapping_add((off / 64) as u32);
+        let mut ks = tail_keystream(&x, &st, n, |_| {});
+        st.zeroize();
+        // SAFETY: the `n` (< 512) bytes from `off` are inside both ranges.
+        unsafe { xor_partial(src.add(off), dst.add(off), &ks, 0, n) };
+        wipe(&mut ks);
     }
 }
 
