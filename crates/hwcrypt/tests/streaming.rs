@@ -305,11 +305,14 @@ fn gcm(backend: Backend, bits: usize, seed: u64) -> Result<(), String> {
         let aad = bytes(&mut rng, aad_len);
         let pt = bytes(&mut rng, len);
         let mut ct = pt.clone();
+        // The one-shot key's tags are 16 bytes; a shorter GCM tag is
+        // their prefix (the stream also offers 4 and 8 bytes).
+        let tag_len = s.tag_len();
         let tag = s
             .key()
-            .seal_in_place_detached_with(&iv, &aad, &mut ct, s.tag_len())
+            .seal_in_place_detached_with(&iv, &aad, &mut ct, 16)
             .map_err(|e| format!("one-shot seal: {e}"))?;
-        one_message(s, &mut rng, &iv, &aad, &pt, &ct, tag.as_bytes())?;
+        one_message(s, &mut rng, &iv, &aad, &pt, &ct, &tag.as_bytes()[..tag_len])?;
     }
     Ok(())
 }
