@@ -537,6 +537,12 @@ fn order(backend: Backend) -> Result<(), String> {
                 return Err(format!("gcm: tag length {bad} accepted"));
             }
         }
+        // The key's tag length is the stream's default.
+        let mut k12 = k.clone();
+        k12.set_tag_len(13).map_err(|e| e.to_string())?;
+        if AesGcmStream::new(&k12).tag_len() != 13 || AesGcmStream::new(&k).tag_len() != 16 {
+            return Err("gcm: the stream does not take the key's tag length".into());
+        }
         let mut s = AesGcmStream::with_tag_len(&k, 12).map_err(|e| e.to_string())?;
         s.start(&iv).map_err(|e| e.to_string())?;
         expect(
