@@ -295,6 +295,13 @@ fn usage_errors_exit_2() {
     }
     assert_eq!(std::fs::read(dir.join("exists")).unwrap(), b"keep me");
     assert_eq!(std::fs::read(dir.join("in.bin")).unwrap(), b"data");
+    // A device is written in place (no temporary file beside /dev/null).
+    let o = hwcrypt(
+        &["encrypt", "-r", &recipient, "-o", "/dev/null", "in.bin"],
+        &dir,
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
     // --force replaces an existing output atomically.
     let o = hwcrypt(
         &[

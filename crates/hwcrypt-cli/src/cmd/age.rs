@@ -200,6 +200,20 @@ impl Output {
                         p.display()
                     )));
                 }
+                // A device or pipe (/dev/null, a FIFO) is written in place:
+                // there is nothing to rename over it.
+                if let Ok(meta) = std::fs::metadata(p)
+                    && !meta.is_file()
+                    && !meta.is_dir()
+                {
+                    let f = std::fs::OpenOptions::new()
+                        .write(true)
+                        .open(p)
+                        .map_err(|e| {
+                            Failure::Failed(format!("cannot open {}: {e}", p.display()))
+                        })?;
+                    return Ok(Output::Stdout(f));
+                }
                 remove_temp_on_interrupt();
                 Ok(Output::File(
                     AtomicFile::create(p, common.force).map_err(usage)?,

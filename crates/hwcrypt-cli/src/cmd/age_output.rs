@@ -2,6 +2,7 @@
 //! temporary file in the same directory (mode 0600, created new), fsynced
 //! and renamed into place only on success, removed on any failure or on
 //! Ctrl-C; never an existing file without `--force`; never the input file.
+//! (Devices and pipes such as /dev/null are written in place by the caller.)
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
