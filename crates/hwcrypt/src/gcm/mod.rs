@@ -476,10 +476,7 @@ impl AesGcm {
     ) -> Result<()> {
         let r = check_tag_is_keys(tag.len(), self.tag_len)
             .and_then(|()| self.open_full(iv, aad, in_out, tag));
-        if r.is_err() {
-            in_out.zeroize();
-        }
-        r
+        aead::wipe_on_error(in_out, r)
     }
 }
 
@@ -537,10 +534,13 @@ impl Aead for AesGcm {
         in_out: &mut [u8],
         tag: &[u8],
     ) -> Result<()> {
-        check_nonce(nonce)?;
-        let tag = aead::full_tag(tag)?;
-        check_tag_is_keys(aead::TAG_LEN, self.tag_len)?;
-        self.open_full(nonce, aad, in_out, tag)
+        let r = check_nonce(nonce)
+            .and_then(|()| aead::full_tag(tag))
+            .and_then(|tag| {
+                check_tag_is_keys(aead::TAG_LEN, self.tag_len)?;
+                self.open_full(nonce, aad, in_out, tag)
+            });
+        aead::wipe_on_error(in_out, r)
     }
 }
 
