@@ -20,6 +20,14 @@
 //! assert_eq!(key.open(&[0; 12], b"header", &sealed)?, b"attack at dawn");
 //! # Ok::<(), hwcrypt::Error>(())
 //! ```
+//!
+//! Key material in memory: the key words live on the heap, written in place
+//! and wiped on drop (`secret.rs`); the kernels read the initial state
+//! from a wiped array instead of holding it across the rounds, finish
+//! Poly1305 by reference and wipe the XChaCha20 subkey. Declared residue
+//! (checked by `tests/stack_residue.rs`): built without LTO, the `avx512`
+//! kernel leaves broadcast key words (compiler spills). See docs/security.md,
+//! "Key material in memory".
 
 mod chacha20_soft;
 mod poly1305_soft;
@@ -291,17 +299,9 @@ impl Core {
         output: &mut [u8],
         tag: &[u8],
     ) -> Result<()> {
-        let tag = match aead::full_tag(tag) {
-            Ok(t) => t,
-            Err(e) => {
-                // Nothing was decrypted, but never leave a separate output
-                // holding anything a caller might mistake for plaintext.
-                if input.is_some() {
-                    output.zeroize();
-                }
-                return Err(e);
-            }
-        };
+        // On an error here nothing was decrypted; the callers zero the
+        // output all the same (`aead::wipe_on_error`).
+        let tag = aead::full_tag(tag)?;
         check_len(output.len())?;
         let mut expected = self.engine.run(false, key, nonce, aad, input, output);
         let r = aead::verify_or_wipe(&expected, tag, output);
@@ -311,8 +311,8 @@ impl Core {
 }
 
 /// The constructors, the [`Aead`] impl and `Debug` of a ChaCha20-Poly1305
-/// flavour, given its `key_and_nonce(&self, nonce)`: the ChaCha20 key and
-/// 96-bit nonce (as words) that one message uses.
+/// flavour, given its `with_key_and_nonce(&self, nonce, f)`: runs `f` with
+/// the ChaCha20 key and 96-bit nonce (as words) that one message uses.
 macro_rules! chacha_aead {
     ($ty:ident, $name:literal, nonce: $nonce_len:literal) => {
         impl $ty {
@@ -371,8 +371,7 @@ macro_rules! chacha_aead {
                 aad: &[u8],
                 in_out: &mut [u8],
             ) -> Result<Tag> {
-                let (k, n) = self.key_and_nonce(nonce)?;
-                self.core.seal(&k, &n, aad, None, in_out)
+                self.with_key_and_nonce(nonce, |k, n| self.core.seal(k, n, aad, None, in_out))
             }
 
             fn open_in_place_detached(
@@ -382,8 +381,9 @@ macro_rules! chacha_aead {
                 in_out: &mut [u8],
                 tag: &[u8],
             ) -> Result<()> {
-                let (k, n) = self.key_and_nonce(nonce)?;
-                self.core.open(&k, &n, aad, None, in_out, tag)
+                let r = self
+                    .with_key_and_nonce(nonce, |k, n| self.core.open(k, n, aad, None, in_out, tag));
+                aead::wipe_on_error(in_out, r)
             }
 
             fn seal_detached(
@@ -394,8 +394,9 @@ macro_rules! chacha_aead {
                 ciphertext: &mut [u8],
             ) -> Result<Tag> {
                 same_len(plaintext, ciphertext)?;
-                let (k, n) = self.key_and_nonce(nonce)?;
-                self.core.seal(&k, &n, aad, Some(plaintext), ciphertext)
+                self.with_key_and_nonce(nonce, |k, n| {
+                    self.core.seal(k, n, aad, Some(plaintext), ciphertext)
+                })
             }
 
             fn open_detached(
@@ -406,10 +407,12 @@ macro_rules! chacha_aead {
                 tag: &[u8],
                 plaintext: &mut [u8],
             ) -> Result<()> {
-                same_len(ciphertext, plaintext)?;
-                let (k, n) = self.key_and_nonce(nonce)?;
-                self.core
-                    .open(&k, &n, aad, Some(ciphertext), plaintext, tag)
+                let r = same_len(ciphertext, plaintext).and_then(|()| {
+                    self.with_key_and_nonce(nonce, |k, n| {
+                        self.core.open(k, n, aad, Some(ciphertext), plaintext, tag)
+                    })
+                });
+                aead::wipe_on_error(plaintext, r)
             }
         }
 
@@ -441,10 +444,14 @@ pub struct ChaCha20Poly1305 {
 }
 
 impl ChaCha20Poly1305 {
-    /// The key itself and the nonce as words.
-    fn key_and_nonce(&self, nonce: &[u8]) -> Result<(&[u32; 8], [u32; 3])> {
+    /// Runs `f` with the key itself and the nonce as words.
+    fn with_key_and_nonce<R>(
+        &self,
+        nonce: &[u8],
+        f: impl FnOnce(&[u32; 8], &[u32; 3]) -> Result<R>,
+    ) -> Result<R> {
         Self::check_nonce(nonce)?;
-        Ok((&self.core.key.0, words(nonce)))
+        f(&self.core.key.0, &words(nonce))
     }
 }
 
@@ -470,15 +477,21 @@ pub struct XChaCha20Poly1305 {
 }
 
 impl XChaCha20Poly1305 {
-    /// The subkey and ChaCha20 nonce for a 24-byte `nonce`.
-    fn key_and_nonce(&self, nonce: &[u8]) -> Result<(Zeroizing<[u32; 8]>, [u32; 3])> {
+    /// Runs `f` with the subkey and ChaCha20 nonce for a 24-byte `nonce`.
+    /// The subkey is computed into a local buffer, used there and wiped
+    /// (returned, it would be moved, and a move leaves an unwiped copy).
+    fn with_key_and_nonce<R>(
+        &self,
+        nonce: &[u8],
+        f: impl FnOnce(&[u32; 8], &[u32; 3]) -> Result<R>,
+    ) -> Result<R> {
         Self::check_nonce(nonce)?;
-        let subkey = Zeroizing::new(chacha20_soft::hchacha20(
-            &self.core.key.0,
-            &words(&nonce[..16]),
-        ));
+        let mut subkey = [0u32; 8];
+        chacha20_soft::hchacha20(&self.core.key.0, &words(&nonce[..16]), &mut subkey);
         let tail: [u32; 2] = words(&nonce[16..]);
-        Ok((subkey, [0, tail[0], tail[1]]))
+        let result = f(&subkey, &[0, tail[0], tail[1]]);
+        subkey.zeroize();
+        result
     }
 }
 
@@ -525,7 +538,8 @@ pub fn hchacha20(key: &[u8], input: &[u8]) -> Result<[u8; 32]> {
             got: input.len(),
         });
     }
-    let mut sub = chacha20_soft::hchacha20(&key, &words(input));
+    let mut sub = [0u32; 8];
+    chacha20_soft::hchacha20(&key, &words(input), &mut sub);
     let mut out = [0u8; 32];
     for (o, w) in out.chunks_exact_mut(4).zip(&sub) {
         o.copy_from_slice(&w.to_le_bytes());
