@@ -106,6 +106,11 @@ fn line(input: &[u8], pos: usize) -> Result<(&str, usize)> {
 /// Parses a header from the start of `input`; returns it and the number of
 /// bytes it took (the payload starts there).
 pub fn parse_header(input: &[u8]) -> Result<(Header, usize)> {
+    if !input.starts_with(b"age-encryption.org/") {
+        return Err(Error::header(
+            "not an age file (no age-encryption.org/v1 line)",
+        ));
+    }
     let (first, mut pos) = line(input, 0)?;
     if first != VERSION_LINE {
         return Err(if first.starts_with("age-encryption.org/") {

@@ -1,7 +1,9 @@
 //! Shared pieces of hwcrypt's opt-in benchmarks (criterion benches in
 //! `benches/`, the `aes-throughput` probe in `src/bin/`), and [`speed`], the
-//! measurement harness behind `hwcrypt speed`.
+//! measurement harness behind `hwcrypt speed`; [`cpu_header`], the CPU block
+//! that heads `hwcrypt cpu` and `hwcrypt speed`.
 
+pub mod cpu_header;
 pub mod speed;
 
 use hwcrypt::aes::Aes;

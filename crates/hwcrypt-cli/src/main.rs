@@ -33,6 +33,15 @@ enum Command {
     /// Search a described AES key space for the key of a ciphertext whose
     /// plaintext is partly known (exit 0 found, 1 not found, 2 error).
     Crack(Box<cmd::crack::Args>),
+    /// Encrypt a file to age recipients or a passphrase (age v1 format, all
+    /// cores; exit 1 on failure, 2 on a usage error).
+    Encrypt(Box<cmd::age::EncryptArgs>),
+    /// Decrypt an age file (binary or armored) with identities or a
+    /// passphrase; nothing unauthenticated is written.
+    Decrypt(Box<cmd::age::DecryptArgs>),
+    /// Make an age X25519 identity (AGE-SECRET-KEY-1...), or print the
+    /// recipients of one (-y).
+    Keygen(cmd::age::KeygenArgs),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +52,9 @@ fn main() -> ExitCode {
         Command::OpensslConfig(args) => cmd::openssl_config::run(&args),
         Command::Speed(args) => cmd::speed::run(&args),
         Command::Crack(args) => return cmd::crack::main(&args),
+        Command::Encrypt(args) => return cmd::age::encrypt_main(&args),
+        Command::Decrypt(args) => return cmd::age::decrypt_main(&args),
+        Command::Keygen(args) => return cmd::age::keygen_main(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -176,8 +176,8 @@ fn table_has_header_and_columns() {
     let t = text(&out);
     for needle in [
         "CPU:",
-        "Features:",
-        "HWCRYPT_CPU: \"-vaes\"",
+        "Detected:",
+        "HWCRYPT_CPU:  \"-vaes\"",
         "Clock:",
         "GHz",
         "ALGORITHM",

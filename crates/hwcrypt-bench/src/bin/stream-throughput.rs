@@ -7,7 +7,8 @@
 //! these shapes: a 16 KiB message in one piece (in place, and between
 //! separate buffers: `seal_detached` / `encrypt_to`) and in 16 pieces of
 //! 1 KiB, a 1 KiB message in one piece, and a 1 MiB message in 16 KiB
-//! pieces. In-place opens copy the ciphertext back first, both APIs alike. ALG is
+//! pieces; messages of 256 and 16 bytes in one piece (the per-message
+//! cost). In-place opens copy the ciphertext back first, both APIs alike. ALG is
 //! `aes-128-gcm`, `aes-256-gcm` or `chacha20-poly1305` (default: all three)
 //! on every backend this (masked) CPU runs.
 //!
@@ -29,12 +30,14 @@ const AAD: [u8; 13] = [0x17; 13];
 const NONCE: [u8; 12] = [0x42; 12];
 
 /// (message bytes, piece bytes, separate input and output buffers).
-const SHAPES: [(usize, usize, bool); 5] = [
+const SHAPES: [(usize, usize, bool); 7] = [
     (16 << 10, 16 << 10, false),
     (16 << 10, 16 << 10, true),
     (16 << 10, 1 << 10, false),
     (1 << 10, 1 << 10, false),
     (1 << 20, 16 << 10, false),
+    (256, 256, false),
+    (16, 16, false),
 ];
 
 /// One algorithm on one backend, both APIs.

@@ -301,20 +301,7 @@ pub struct Skipped {
     pub reason: String,
 }
 
-/// The CPU, as reported in the header.
-#[derive(Clone, Debug, Serialize)]
-pub struct CpuInfo {
-    /// Brand string.
-    pub brand: String,
-    /// Vendor string.
-    pub vendor: String,
-    /// Display family.
-    pub family: u32,
-    /// Display model.
-    pub model: u32,
-    /// Stepping.
-    pub stepping: u32,
-}
+pub use crate::cpu_header::{CpuHeader, CpuInfo};
 
 /// A peer library and its version.
 #[derive(Clone, Debug, Serialize)]
@@ -332,14 +319,11 @@ pub struct PeerInfo {
 pub struct Header {
     /// hwcrypt's version.
     pub hwcrypt_version: &'static str,
-    /// The CPU, where known.
-    pub cpu: Option<CpuInfo>,
-    /// Features the CPU has.
-    pub detected: Vec<&'static str>,
-    /// The `HWCRYPT_CPU` mask, if set.
-    pub mask: Option<String>,
-    /// Features hwcrypt may use after the mask.
-    pub usable: Vec<&'static str>,
+    /// The CPU, its features, the mask, the usable features (`cpu`,
+    /// `detected`, `mask`, `usable` in JSON): the block `hwcrypt cpu` starts
+    /// with too.
+    #[serde(flatten)]
+    pub hardware: CpuHeader,
     /// Core clock used for cycles, GHz.
     pub clock_ghz: f64,
     /// How the clock was found.
@@ -407,10 +391,6 @@ fn load_average() -> Option<[f64; 3]> {
     let text = std::fs::read_to_string("/proc/loadavg").ok()?;
     let mut it = text.split_whitespace().map(|s| s.parse::<f64>().ok());
     Some([it.next()??, it.next()??, it.next()??])
-}
-
-fn names(f: Features) -> Vec<&'static str> {
-    f.iter().map(|f| f.name()).collect()
 }
 
 /// Checks what can be checked before measuring: the peers feature, and that
@@ -697,7 +677,6 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&Progress)) -> Result<Report
         label: String::new(),
     });
 
-    let detected = cpu::detected();
     #[cfg(feature = "peers")]
     let peer_info = if opts.peers {
         peers::PEERS.iter().map(peers::info).collect()
@@ -708,16 +687,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&Progress)) -> Result<Report
     let peer_info = Vec::new();
     let header = Header {
         hwcrypt_version: env!("CARGO_PKG_VERSION"),
-        cpu: cpu::model().map(|m| CpuInfo {
-            brand: m.brand,
-            vendor: m.vendor,
-            family: m.family,
-            model: m.model,
-            stepping: m.stepping,
-        }),
-        detected: names(detected),
-        mask: std::env::var(cpu::MASK_ENV_VAR).ok(),
-        usable: names(features),
+        hardware: CpuHeader::current().map_err(|e| e.to_string())?,
         clock_ghz: clock / 1e9,
         clock_method: measure::CLOCK_METHOD,
         threads,

@@ -103,30 +103,10 @@ fn write_csv(out: &mut dyn Write, r: &Report) -> io::Result<()> {
 
 fn write_header(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     let h = &r.header;
-    match &h.cpu {
-        Some(c) => writeln!(
-            out,
-            "CPU:       {} ({}, family {:#x} model {:#x} stepping {})",
-            if c.brand.is_empty() {
-                "unknown"
-            } else {
-                &c.brand
-            },
-            c.vendor,
-            c.family,
-            c.model,
-            c.stepping
-        )?,
-        None => writeln!(out, "CPU:       unknown (not x86-64)")?,
-    }
-    writeln!(out, "Features:  {}", h.detected.join(","))?;
-    match &h.mask {
-        Some(m) => writeln!(out, "HWCRYPT_CPU: {m:?} -> usable: {}", h.usable.join(","))?,
-        None => writeln!(out, "HWCRYPT_CPU: (not set)")?,
-    }
+    h.hardware.write(out)?;
     writeln!(
         out,
-        "Clock:     {:.2} GHz core clock, measured (dependent-multiply chain vs wall clock; not the TSC)",
+        "Clock:        {:.2} GHz core clock, measured (dependent-multiply chain vs wall clock; not the TSC)",
         h.clock_ghz
     )?;
     let load = h
@@ -135,7 +115,7 @@ fn write_header(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         .unwrap_or_default();
     writeln!(
         out,
-        "Timing:    median of {} x {:.0} ms per cell after {:.0} ms warm-up, implementations interleaved; \
+        "Timing:       median of {} x {:.0} ms per cell after {:.0} ms warm-up, implementations interleaved; \
          {} thread{}{load}",
         h.reps,
         h.time_per_cell_ms / h.reps.max(1) as f64,
@@ -146,13 +126,13 @@ fn write_header(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     for p in &h.peers {
         writeln!(
             out,
-            "Peer:      {:<11} {}; covers {}",
+            "Peer:         {:<11} {}; covers {}",
             p.name, p.version, p.covers
         )?;
     }
     writeln!(
         out,
-        "Units:     GB/s = 1e9 B/s; SPREAD = (max-min)/median; CYC/B at the measured clock; \
+        "Units:        GB/s = 1e9 B/s; SPREAD = (max-min)/median; CYC/B at the measured clock; \
          (preempted n/m): n runs timed by on-CPU time{}",
         if h.peers.is_empty() {
             ""
@@ -162,7 +142,7 @@ fn write_header(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     )?;
     writeln!(
         out,
-        "Messages:  one per call, in place, key made beforehand, fresh IV/nonce per message; \
+        "Messages:     one per call, in place, key made beforehand, fresh IV/nonce per message; \
          AEAD seal with 13 B AAD; XTS data unit = message"
     )
 }

@@ -138,6 +138,7 @@ where
     if text {
         let cpu = r
             .header
+            .hardware
             .cpu
             .as_ref()
             .map(|c| c.brand.as_str())

@@ -1,8 +1,9 @@
 //! `hwcrypt cpu`: what the hardware offers and which backend serves each algorithm.
 
 use crate::error::CliError;
-use hwcrypt::cpu::{self, Features, MASK_ENV_VAR};
+use hwcrypt::cpu::{self, MASK_ENV_VAR};
 use hwcrypt::registry::{self, Algorithm};
+use hwcrypt_bench::cpu_header::{CpuHeader, feature_names as names};
 use serde::Serialize;
 use std::io::Write;
 
@@ -16,20 +17,10 @@ pub struct Args {
 
 #[derive(Debug, Serialize)]
 struct Report {
-    cpu: Option<CpuInfo>,
-    detected: Vec<&'static str>,
-    mask: Option<String>,
-    usable: Vec<&'static str>,
+    /// `cpu`, `detected`, `mask`, `usable`.
+    #[serde(flatten)]
+    header: CpuHeader,
     algorithms: Vec<AlgorithmReport>,
-}
-
-#[derive(Debug, Serialize)]
-struct CpuInfo {
-    vendor: String,
-    brand: String,
-    family: u32,
-    model: u32,
-    stepping: u32,
 }
 
 #[derive(Debug, Serialize)]
@@ -52,10 +43,6 @@ struct BackendReport {
     missing: Vec<&'static str>,
     /// Required features the mask switched off.
     masked: Vec<&'static str>,
-}
-
-fn names(features: Features) -> Vec<&'static str> {
-    features.iter().map(|f| f.name()).collect()
 }
 
 fn report() -> hwcrypt::Result<Report> {
@@ -97,16 +84,7 @@ fn report() -> hwcrypt::Result<Report> {
         })
         .collect();
     Ok(Report {
-        cpu: cpu::model().map(|m| CpuInfo {
-            vendor: m.vendor,
-            brand: m.brand,
-            family: m.family,
-            model: m.model,
-            stepping: m.stepping,
-        }),
-        detected: names(detected),
-        mask: std::env::var(MASK_ENV_VAR).ok(),
-        usable: names(usable),
+        header: CpuHeader::current()?,
         algorithms,
     })
 }
@@ -133,28 +111,7 @@ pub fn run(args: &Args) -> Result<(), CliError> {
 }
 
 fn write_table(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
-    match &r.cpu {
-        Some(c) => writeln!(
-            out,
-            "CPU:          {} ({}, family {:#x} model {:#x} stepping {})",
-            if c.brand.is_empty() {
-                "unknown"
-            } else {
-                &c.brand
-            },
-            c.vendor,
-            c.family,
-            c.model,
-            c.stepping
-        )?,
-        None => writeln!(out, "CPU:          unknown (not x86-64)")?,
-    }
-    writeln!(out, "Detected:     {}", list(&r.detected))?;
-    match &r.mask {
-        Some(mask) => writeln!(out, "{MASK_ENV_VAR}:  {mask:?}")?,
-        None => writeln!(out, "{MASK_ENV_VAR}:  (not set)")?,
-    }
-    writeln!(out, "Usable:       {}", list(&r.usable))?;
+    r.header.write(out)?;
     // One REQUIRES column width for every table, so they line up.
     let width = r
         .algorithms

@@ -10,6 +10,7 @@ use hwcrypt::crack::{
     self, CancelToken, Challenge, Hit, KeySpace, Mode, Outcome, Padding, Predicate, Progress,
     Search, SearchOptions,
 };
+use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -125,40 +126,28 @@ fn usage(msg: impl Into<String>) -> CliError {
 
 fn hex_decode(what: &str, s: &str) -> Result<Vec<u8>, CliError> {
     let s: String = s.chars().filter(|c| !c.is_ascii_whitespace()).collect();
-    if !s.len().is_multiple_of(2) {
-        return Err(usage(format!("{what}: odd number of hex digits")));
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| {
-            s.get(i..i + 2)
-                .and_then(|d| u8::from_str_radix(d, 16).ok())
-                .ok_or_else(|| usage(format!("{what}: not hex")))
-        })
-        .collect()
+    hex::decode(&s).map_err(|e| match e {
+        hex::FromHexError::OddLength => usage(format!("{what}: odd number of hex digits")),
+        _ => usage(format!("{what}: not hex")),
+    })
 }
 
+/// Standard or URL-safe base64, padding optional, whitespace ignored.
 fn base64_decode(s: &str) -> Result<Vec<u8>, CliError> {
-    let mut out = Vec::new();
-    let mut acc = 0u32;
-    let mut bits = 0;
-    for c in s.bytes().filter(|c| !c.is_ascii_whitespace() && *c != b'=') {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            _ => return Err(usage("--base64: not base64")),
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    Ok(out)
+    use base64::Engine;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    let s: String = s.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    let config = GeneralPurposeConfig::new()
+        .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true);
+    let alphabet = if s.contains(['-', '_']) {
+        &base64::alphabet::URL_SAFE
+    } else {
+        &base64::alphabet::STANDARD
+    };
+    GeneralPurpose::new(alphabet, config)
+        .decode(&s)
+        .map_err(|_| usage("--base64: not base64"))
 }
 
 fn block(what: &str, s: &str) -> Result<[u8; 16], CliError> {
@@ -319,7 +308,7 @@ pub fn escape(bytes: &[u8]) -> String {
 }
 
 fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    hex::encode(b)
 }
 
 #[derive(Debug, Serialize)]
@@ -375,43 +364,23 @@ fn si(x: f64) -> String {
     }
 }
 
-fn duration(secs: f64) -> String {
-    let s = secs.max(0.0) as u64;
-    if s >= 86400 * 365 {
-        format!("{:.1} years", secs / (86400.0 * 365.0))
-    } else if s >= 86400 {
-        format!("{}d{:02}h", s / 86400, s % 86400 / 3600)
-    } else {
-        format!("{}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60)
+/// The progress bar of a search on a terminal: keys searched of the range.
+fn progress_bar(total: u64) -> ProgressBar {
+    let bar = ProgressBar::new(total);
+    if let Ok(style) = ProgressStyle::with_template("[{bar:30}] {percent:>3}%  {msg}  ETA {eta}") {
+        bar.set_style(style.progress_chars("#>."));
     }
+    bar
 }
 
-fn progress_line(p: &Progress) -> String {
-    let frac = if p.total == 0 {
-        1.0
-    } else {
-        p.searched as f64 / p.total as f64
-    };
+fn progress_message(p: &Progress) -> String {
     let secs = p.elapsed.as_secs_f64();
     let rate = if secs > 0.0 {
         p.searched as f64 / secs
     } else {
         0.0
     };
-    let eta = if rate > 0.0 {
-        duration((p.total - p.searched.min(p.total)) as f64 / rate)
-    } else {
-        "?".into()
-    };
-    let width = 30;
-    let filled = ((frac * width as f64) as usize).min(width);
-    format!(
-        "\r[{}{}] {:5.1}%  {}keys/s  ETA {eta}  ",
-        "#".repeat(filled),
-        ".".repeat(width - filled),
-        frac * 100.0,
-        si(rate)
-    )
+    format!("{}keys/s", si(rate))
 }
 
 /// Runs `hwcrypt crack`; the exit status says found (0), not found (1),
@@ -518,15 +487,16 @@ fn run(args: &Args) -> Result<ExitCode, CliError> {
     }
     drop(err);
     let started = Instant::now();
+    let bar = show_progress.then(|| progress_bar(range.end - range.start));
     let outcome = search.run(|p| {
-        if show_progress {
-            let mut e = std::io::stderr().lock();
-            let _ = write!(e, "{}", progress_line(p));
-            let _ = e.flush();
+        if let Some(bar) = &bar {
+            bar.set_length(p.total);
+            bar.set_position(p.searched.min(p.total));
+            bar.set_message(progress_message(p));
         }
     });
-    if show_progress {
-        eprint!("\r{}\r", " ".repeat(80));
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
     }
     let secs = started.elapsed().as_secs_f64();
     let rate = outcome.searched as f64 / secs.max(1e-9);

@@ -25,7 +25,8 @@ pub(crate) struct Key {
     enc: RoundKeys,
     dec: RoundKeys,
     rounds: usize,
-    /// PCLMULQDQ was detected: the XTS kernels reduce tweaks with it.
+    /// PCLMULQDQ was detected and not masked off (`HWCRYPT_CPU`): the XTS
+    /// kernels reduce tweaks with it.
     clmul: bool,
 }
 
@@ -45,7 +46,7 @@ impl Key {
         // SAFETY: AES-NI and SSSE3 were detected just above, which is all a
         // `Key`'s methods assume.
         let mut k = unsafe { SecretBox::<Key>::zeroed() };
-        k.set_clmul(cpu::detected().contains(Features::of(&[Feature::Pclmulqdq])));
+        k.set_clmul(cpu::usable(Feature::Pclmulqdq));
         k.rekey(key);
         Some(k)
     }
@@ -908,6 +909,7 @@ impl Key {
         let (src, dst, n) = raw(&mut io);
         let k2 = Some(&tweak_key.enc);
         let keys = if decrypt { &self.dec } else { &self.enc };
+        super::count_xts_path(self.clmul);
         // SAFETY: for each call below, a `Key` exists only if AES-NI and SSSE3
         // were detected, and `clmul` is set only if PCLMULQDQ was; `raw`
         // gives pointers covering `16 * n` bytes of `io` (the kernel
@@ -969,6 +971,7 @@ impl AesKernels for Key {
     }
     fn xts_encrypt(&self, tweak: &mut Block, mut io: InOut<'_>) {
         let (src, dst, n) = raw(&mut io);
+        super::count_xts_path(self.clmul);
         if self.clmul {
             // SAFETY: see the note above this impl; `clmul` is set only if
             // PCLMULQDQ was detected.
@@ -980,6 +983,7 @@ impl AesKernels for Key {
     }
     fn xts_decrypt(&self, tweak: &mut Block, mut io: InOut<'_>) {
         let (src, dst, n) = raw(&mut io);
+        super::count_xts_path(self.clmul);
         if self.clmul {
             // SAFETY: see the note above this impl; `clmul` is set only if
             // PCLMULQDQ was detected.

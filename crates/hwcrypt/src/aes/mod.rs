@@ -181,6 +181,24 @@ pub(crate) fn xts_mul_x(t: u128) -> u128 {
     (t << 1) ^ (0x87 & 0u128.wrapping_sub(t >> 127))
 }
 
+/// Test hook: XTS kernel calls that reduced tweaks with carry-less
+/// multiplication (`[1]`) or with shifts (`[0]`), so a test can see which
+/// path the (masked) CPU features chose.
+#[cfg(test)]
+pub(crate) static XTS_PATH_CALLS: [core::sync::atomic::AtomicUsize; 2] = [
+    core::sync::atomic::AtomicUsize::new(0),
+    core::sync::atomic::AtomicUsize::new(0),
+];
+
+/// Counts one XTS kernel call on the carry-less (`clmul`) or shift path in
+/// [`XTS_PATH_CALLS`] (tests only; nothing otherwise).
+#[inline(always)]
+#[allow(unused_variables)]
+pub(crate) fn count_xts_path(clmul: bool) {
+    #[cfg(test)]
+    XTS_PATH_CALLS[usize::from(clmul)].fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+}
+
 /// XTS over whole blocks from single-key ECB calls: XOR the tweaks in, ECB
 /// a batch of up to 32 blocks, XOR them out. Constant time if the ECB
 /// kernel is.
@@ -423,6 +441,56 @@ impl fmt::Debug for Aes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `HWCRYPT_CPU=-pclmulqdq` takes the shift-based XTS tweak path on
+    /// aesni and vaes-avx2 (whose wide kernel needs VPCLMULQDQ, which the
+    /// mask removes with PCLMULQDQ). The mask is read once per process, so
+    /// the masked half runs in a child: this test binary, this test only.
+    #[test]
+    fn xts_carry_less_multiply_follows_the_mask() {
+        use crate::cpu::{Feature, Features};
+        use crate::modes::Xts;
+        use core::sync::atomic::Ordering::Relaxed;
+        const NAME: &str = "aes::tests::xts_carry_less_multiply_follows_the_mask";
+        let features = crate::cpu::features().unwrap();
+        let clmul = features.contains(Features::of(&[Feature::Pclmulqdq]));
+        for backend in [Backend::AesNi, Backend::VaesAvx2] {
+            let Ok(xts) = Xts::with_backend(&[[1u8; 16], [2u8; 16]].concat(), backend) else {
+                continue;
+            };
+            let before = XTS_PATH_CALLS.each_ref().map(|c| c.load(Relaxed));
+            let mut unit = [0u8; 16 * 40];
+            xts.encrypt_sector(7, &mut unit).unwrap();
+            xts.decrypt(&[3; 16], &mut unit).unwrap();
+            let after = XTS_PATH_CALLS.each_ref().map(|c| c.load(Relaxed));
+            // Other tests may run XTS at the same time: only the path this
+            // key must take is checked to have moved; in the child (one
+            // test) the other must not have.
+            assert!(
+                after[usize::from(clmul)] >= before[usize::from(clmul)] + 2,
+                "{backend}"
+            );
+            if std::env::var_os(crate::cpu::MASK_ENV_VAR).is_some() && !clmul {
+                assert_eq!(
+                    after[1], before[1],
+                    "{backend}: carry-less path with -pclmulqdq"
+                );
+            }
+        }
+        let masked = std::env::var_os(crate::cpu::MASK_ENV_VAR).is_some();
+        if !masked && clmul {
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", NAME, "--test-threads=1"])
+                .env(crate::cpu::MASK_ENV_VAR, "-pclmulqdq")
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success() && text.contains("1 passed"),
+                "child with -pclmulqdq: {text}"
+            );
+        }
+    }
 
     #[test]
     fn counter_widths_carry_as_specified() {

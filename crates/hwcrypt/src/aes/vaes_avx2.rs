@@ -55,7 +55,8 @@ pub(crate) struct Key {
     enc: WideKeys,
     /// Decryption round keys (equivalent inverse cipher), broadcast.
     dec: WideKeys,
-    /// VPCLMULQDQ was detected: the XTS kernels reduce tweaks with it.
+    /// VPCLMULQDQ was detected and not masked off (`HWCRYPT_CPU`): the XTS
+    /// kernels reduce tweaks with it.
     clmul: bool,
 }
 
@@ -82,9 +83,10 @@ impl Key {
 
     /// Fills a zeroed key in place (flags, then the schedules).
     pub(crate) fn init(&mut self, key: &[u8]) {
-        self.clmul = cpu::detected().contains(Features::of(&[Feature::Vpclmulqdq]));
-        self.narrow
-            .set_clmul(cpu::detected().contains(Features::of(&[Feature::Pclmulqdq])));
+        // The masked features, not the detected ones: `HWCRYPT_CPU=-pclmulqdq`
+        // (or `-vpclmulqdq`) must reach the XTS kernels too.
+        self.clmul = cpu::usable(Feature::Vpclmulqdq);
+        self.narrow.set_clmul(cpu::usable(Feature::Pclmulqdq));
         self.rekey(key);
     }
 
@@ -614,6 +616,12 @@ macro_rules! xts_kernel {
                 }
                 done += 16;
             }
+            // `last_keys` holds k_R ^ tweak, the last round key to anyone who
+            // knows the tweak: wipe it (volatile stores are kept).
+            for slot in &mut last_keys.0 {
+                // SAFETY: an aligned slot of a local array.
+                unsafe { core::ptr::write_volatile(slot, _mm256_setzero_si256()) };
+            }
             let mut tw: [__m256i; 8] = core::array::from_fn(|j| {
                 // SAFETY: an aligned slot of a local array.
                 unsafe { core::ptr::read_volatile(&tweaks.0[j]) }
@@ -718,6 +726,7 @@ impl Key {
         decrypt: bool,
     ) {
         let k2 = Some(&tweak_key.enc);
+        super::count_xts_path(self.clmul);
         match (self.clmul, decrypt) {
             (true, false) => {
                 by_rounds_clmul!(self, xts_clmul::<_, false>(&self.enc, k2, tweak, io))
@@ -758,6 +767,7 @@ impl AesKernels for Key {
         self.narrow.ofb(register, io);
     }
     fn xts_encrypt(&self, tweak: &mut Block, io: InOut<'_>) {
+        super::count_xts_path(self.clmul);
         if self.clmul {
             by_rounds_clmul!(self, xts_clmul::<_, false>(&self.enc, None, tweak, io));
         } else {
@@ -765,6 +775,7 @@ impl AesKernels for Key {
         }
     }
     fn xts_decrypt(&self, tweak: &mut Block, io: InOut<'_>) {
+        super::count_xts_path(self.clmul);
         if self.clmul {
             by_rounds_clmul!(self, xts_clmul::<_, true>(&self.dec, None, tweak, io));
         } else {

@@ -127,6 +127,18 @@ impl Avx2 {
 
 type State8 = [__m256i; 16];
 
+/// Word `i` of the 8-block initial state, read from memory each time it is
+/// needed (at the start of the rounds and for the final addition).
+/// Volatile, so that LLVM cannot keep the state (eight words of it are the
+/// key, broadcast) in registers across the rounds and spill them to stack
+/// slots nobody wipes; the state itself lives in the caller's array, which
+/// is wiped. The loads are off the critical path.
+#[inline(always)]
+fn init_word(init: &State8, i: usize) -> __m256i {
+    // SAFETY: `init[i]` is a valid, aligned `__m256i`.
+    unsafe { core::ptr::read_volatile(&init[i]) }
+}
+
 /// `vpshufb` masks rotating each 32-bit lane left by 16 and by 8.
 #[inline]
 #[target_feature(enable = "avx2")]
@@ -165,7 +177,9 @@ fn init8(state: &[u32; 16]) -> State8 {
 #[inline]
 #[target_feature(enable = "avx2")]
 fn next8(x: &mut State8) {
-    x[12] = _mm256_add_epi32(x[12], _mm256_set1_epi32(8));
+    let c = _mm256_add_epi32(init_word(x, 12), _mm256_set1_epi32(8));
+    // SAFETY: `x[12]` is a valid, aligned `__m256i` (volatile as in `init_word`).
+    unsafe { core::ptr::write_volatile(&mut x[12], c) };
 }
 
 /// Assembly text of two quarter rounds `(a, b, c, d)` and `(e, f, g, h)`
@@ -221,7 +235,7 @@ macro_rules! dr_half {
 fn blocks8<F: FnMut(usize)>(init: &State8, mut between: F) -> [__m256i; 16] {
     let (m16, m8) = rot_masks();
     let masks = [m16, m8];
-    let mut x = *init;
+    let mut x: State8 = core::array::from_fn(|i| init_word(init, i));
     // 16 state words and the temporaries of the rotations do not fit in 16
     // ymm registers, and the register allocator spills words that are needed
     // again right away (store-to-load forwarding on the dependency chains).
@@ -230,7 +244,12 @@ fn blocks8<F: FnMut(usize)>(init: &State8, mut between: F) -> [__m256i; 16] {
     // swapped where the half-rounds change which pair they use, and the
     // `vpshufb` masks are memory operands. Words 8 and 9 are in registers
     // between double rounds, 10 and 11 in `parked[2..4]`.
-    let mut parked = [init[8], init[9], init[10], init[11]];
+    let mut parked = [
+        init_word(init, 8),
+        init_word(init, 9),
+        init_word(init, 10),
+        init_word(init, 11),
+    ];
     for i in 0..10 {
         // SAFETY: AVX2 instructions only (this function requires AVX2); the
         // memory accessed is `masks` (read, 64 bytes) and `parked` (read and
@@ -277,8 +296,8 @@ fn blocks8<F: FnMut(usize)>(init: &State8, mut between: F) -> [__m256i; 16] {
     x[11] = parked[3];
     // Round state (invertible to the key) does not stay behind on the stack.
     wipe(&mut parked);
-    for (xi, si) in x.iter_mut().zip(init) {
-        *xi = _mm256_add_epi32(*xi, *si);
+    for (i, xi) in x.iter_mut().enumerate() {
+        *xi = _mm256_add_epi32(*xi, init_word(init, i));
     }
     // Lanes hold blocks 0..8 (0..4 in the low 128-bit half, 4..8 in the high
     // one). Interleave 32-bit then 64-bit words so each 128-bit half holds 4
@@ -372,6 +391,24 @@ fn rows<const SETS: usize, F: FnMut(usize)>(state: &[u32; 16], mut between: F) -
         }
         between(i);
     }
+    // The initial rows again, from memory: rows 1 and 2 are the key, and
+    // held across the rounds they would be spilled to unwiped stack slots.
+    // Volatile, so the loads are not merged with the first ones.
+    let row_again = |i: usize| {
+        // SAFETY: `state[i..i + 4]` are 16 readable bytes (`i <= 12`).
+        let r = unsafe { core::ptr::read_volatile(state.as_ptr().add(i).cast::<[u32; 4]>()) };
+        _mm256_setr_epi32(
+            r[0] as i32,
+            r[1] as i32,
+            r[2] as i32,
+            r[3] as i32,
+            r[0] as i32,
+            r[1] as i32,
+            r[2] as i32,
+            r[3] as i32,
+        )
+    };
+    let (b0, c0) = (row_again(4), row_again(8));
     let mut out = [_mm256_setzero_si256(); 12];
     for s in 0..SETS {
         let (a, b) = (_mm256_add_epi32(a[s], a0), _mm256_add_epi32(b[s], b0));
@@ -499,10 +536,17 @@ fn xor_keystream(state: &[u32; 16], mut io: InOut<'_>) {
         off += BATCH;
     }
     if off < len {
-        let ks = blocks8(&x, |_| {});
-        // SAFETY: the `len - off` (< 512) bytes from `off` are inside both ranges.
-        unsafe { xor_partial(src.add(off), dst.add(off), &ks, 0, len - off) };
+        // Up to 384 bytes (and short messages) on the row layout.
+        let n = len - off;
+        let mut st = *state;
+        st[12] = st[12].wrapping_add((off / 64) as u32);
+        let mut ks = tail_keystream(&x, &st, n, |_| {});
+        st.zeroize();
+        // SAFETY: the `n` (< 512) bytes from `off` are inside both ranges.
+        unsafe { xor_partial(src.add(off), dst.add(off), &ks, 0, n) };
+        wipe(&mut ks);
     }
+    wipe(&mut x);
 }
 
 /// ChaCha20-Poly1305 seal (`SEAL`) or open, stitched as the module docs
@@ -534,12 +578,13 @@ fn aead<const SEAL: bool>(
     };
 
     if len <= SHORT_MAX {
-        let state = chacha20_soft::state(key, 0, nonce);
+        let mut state = chacha20_soft::state(key, 0, nonce);
         let mut ks = match len {
             0..=64 => rows::<1, _>(&state, |_| {}),
             65..=192 => rows::<2, _>(&state, |_| {}),
             _ => rows::<3, _>(&state, |_| {}),
         };
+        state.zeroize();
         let mut poly_key = [0u8; 32];
         // SAFETY: `poly_key` is 32 writable bytes; unaligned stores are allowed.
         unsafe { _mm256_storeu_si256(poly_key.as_mut_ptr().cast(), ks[0]) };
@@ -559,7 +604,9 @@ fn aead<const SEAL: bool>(
         return poly.finish_aead(aad.len() as u64, len as u64);
     }
 
-    let mut x = init8(&chacha20_soft::state(key, 0, nonce));
+    let mut state0 = chacha20_soft::state(key, 0, nonce);
+    let mut x = init8(&state0);
+    state0.zeroize();
     let mut ks = blocks8(&x, |_| {});
     let mut poly_key = [0u8; 32];
     // SAFETY: `poly_key` is 32 writable bytes; unaligned stores are allowed.
@@ -608,8 +655,8 @@ fn aead<const SEAL: bool>(
     }
     if off < len {
         let n = len - off;
-        let state = chacha20_soft::state(key, ctr, nonce);
-        let ks = if SEAL {
+        let mut state = chacha20_soft::state(key, ctr, nonce);
+        let mut ks = if SEAL {
             let m = mac(pending_at, pending_len);
             let nb = pending_len / 16;
             tail_keystream(&x, &state, n, |i| {
@@ -626,10 +673,14 @@ fn aead<const SEAL: bool>(
             poly.update_padded(&m[nb * 16..]);
             ks
         };
+        state.zeroize();
         // SAFETY: the `n` bytes from `off` are inside both ranges.
         unsafe { xor_partial(src.add(off), dst.add(off), &ks, 0, n) };
+        wipe(&mut ks);
         (pending_at, pending_len) = (off, n);
     }
+    // The key words, broadcast.
+    wipe(&mut x);
     if SEAL {
         poly.update_padded(mac(pending_at, pending_len));
     }

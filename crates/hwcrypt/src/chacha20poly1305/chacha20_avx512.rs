@@ -161,6 +161,18 @@ impl Avx512 {
 
 type State16 = [__m512i; 16];
 
+/// Word `i` of the 16-block initial state, read from memory each time it
+/// is needed (at the start of the rounds and for the final addition).
+/// Volatile, so that LLVM cannot keep the state (eight words of it are the
+/// key, broadcast) in registers across the rounds and spill them to stack
+/// slots nobody wipes; the state itself lives in the caller's array, which
+/// is wiped. The loads are off the critical path.
+#[inline(always)]
+fn init_word(init: &State16, i: usize) -> __m512i {
+    // SAFETY: `init[i]` is a valid, aligned `__m512i`.
+    unsafe { core::ptr::read_volatile(&init[i]) }
+}
+
 /// The 16-block state for `state` with block counters `state[12] + 0..16`.
 #[inline]
 #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
@@ -177,7 +189,9 @@ fn init16(state: &[u32; 16]) -> State16 {
 #[inline]
 #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
 fn next_batch(x: &mut State16) {
-    x[12] = _mm512_add_epi32(x[12], _mm512_set1_epi32((BATCH / 64) as i32));
+    let c = _mm512_add_epi32(init_word(x, 12), _mm512_set1_epi32((BATCH / 64) as i32));
+    // SAFETY: `x[12]` is a valid, aligned `__m512i` (volatile as in `init_word`).
+    unsafe { core::ptr::write_volatile(&mut x[12], c) };
 }
 
 /// `state` with its block counter moved on by `blocks`.
@@ -255,14 +269,14 @@ fn lanes4x4(u: [__m512i; 4]) -> [__m512i; 4] {
 #[inline]
 #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
 fn blocks16<B: Between>(init: &State16, between: &mut B) -> [__m512i; 16] {
-    let mut x = *init;
+    let mut x: State16 = core::array::from_fn(|i| init_word(init, i));
     for i in 0..10 {
         quarter4!(x, COLUMNS);
         quarter4!(x, DIAGONALS);
         between.step(i);
     }
-    for (xi, si) in x.iter_mut().zip(init) {
-        *xi = _mm512_add_epi32(*xi, *si);
+    for (i, xi) in x.iter_mut().enumerate() {
+        *xi = _mm512_add_epi32(*xi, init_word(init, i));
     }
     transpose(&x)
 }
@@ -332,7 +346,7 @@ fn blocks20<B: Between>(init: &State16, row_state: &[u32; 16], between: &mut B) 
             b = _mm512_rol_epi32::<7>(_mm512_xor_si512(b, c));
         };
     }
-    let mut x = *init;
+    let mut x: State16 = core::array::from_fn(|i| init_word(init, i));
     for i in 0..10 {
         quarter4!(x, COLUMNS);
         row_qr!();
@@ -346,8 +360,8 @@ fn blocks20<B: Between>(init: &State16, row_state: &[u32; 16], between: &mut B) 
         d = _mm512_shuffle_epi32::<0x39>(d);
         between.step(i);
     }
-    for (xi, si) in x.iter_mut().zip(init) {
-        *xi = _mm512_add_epi32(*xi, *si);
+    for (i, xi) in x.iter_mut().enumerate() {
+        *xi = _mm512_add_epi32(*xi, init_word(init, i));
     }
     let mut out = [_mm512_setzero_si512(); 20];
     out[..16].copy_from_slice(&transpose(&x));

@@ -58,17 +58,17 @@ pub(crate) fn block(state: &[u32; 16]) -> [u8; 64] {
 
 /// HChaCha20: the 20 rounds over (constants, key, 16-byte input) without the
 /// final addition; words 0..4 and 12..16 are the 32-byte subkey.
-pub(crate) fn hchacha20(key: &[u32; 8], input: &[u32; 4]) -> [u32; 8] {
+/// Written into `out` (a buffer the caller owns and wipes), not returned:
+/// a returned subkey is moved, and a move leaves an unwiped copy.
+pub(crate) fn hchacha20(key: &[u32; 8], input: &[u32; 4], out: &mut [u32; 8]) {
     let mut x = [0u32; 16];
     x[..4].copy_from_slice(&SIGMA);
     x[4..12].copy_from_slice(key);
     x[12..].copy_from_slice(input);
     rounds(&mut x);
-    let mut out = [0u32; 8];
     out[..4].copy_from_slice(&x[..4]);
     out[4..].copy_from_slice(&x[12..]);
     x.zeroize();
-    out
 }
 
 /// XORs the keystream starting at block `state[12]` into `io`; the counter
@@ -91,6 +91,7 @@ pub(crate) fn xor_keystream(state: &[u32; 16], mut io: InOut<'_>) {
         offset += n;
     }
     buf.zeroize();
+    s.zeroize();
 }
 
 #[cfg(test)]

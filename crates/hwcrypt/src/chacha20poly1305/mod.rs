@@ -177,7 +177,9 @@ fn soft_aead(
     input: Option<&[u8]>,
     output: &mut [u8],
 ) -> Tag {
-    let mut block0 = chacha20_soft::block(&chacha20_soft::state(key, 0, nonce));
+    // Every array holding key words or key stream is named and wiped.
+    let mut state = chacha20_soft::state(key, 0, nonce);
+    let mut block0 = chacha20_soft::block(&state);
     let mut poly_key = [0u8; 32];
     poly_key.copy_from_slice(&block0[..32]);
     block0.zeroize();
@@ -194,7 +196,9 @@ fn soft_aead(
         },
         None => InOut::InPlace(&mut *output),
     };
-    chacha20_soft::xor_keystream(&chacha20_soft::state(key, 1, nonce), io);
+    state[12] = 1;
+    chacha20_soft::xor_keystream(&state, io);
+    state.zeroize();
     if seal {
         poly.update_padded(output);
     }
@@ -307,8 +311,8 @@ impl Core {
 }
 
 /// The constructors, the [`Aead`] impl and `Debug` of a ChaCha20-Poly1305
-/// flavour, given its `key_and_nonce(&self, nonce)`: the ChaCha20 key and
-/// 96-bit nonce (as words) that one message uses.
+/// flavour, given its `with_key_and_nonce(&self, nonce, f)`: runs `f` with
+/// the ChaCha20 key and 96-bit nonce (as words) that one message uses.
 macro_rules! chacha_aead {
     ($ty:ident, $name:literal, nonce: $nonce_len:literal) => {
         impl $ty {
@@ -367,8 +371,7 @@ macro_rules! chacha_aead {
                 aad: &[u8],
                 in_out: &mut [u8],
             ) -> Result<Tag> {
-                let (k, n) = self.key_and_nonce(nonce)?;
-                self.core.seal(&k, &n, aad, None, in_out)
+                self.with_key_and_nonce(nonce, |k, n| self.core.seal(k, n, aad, None, in_out))
             }
 
             fn open_in_place_detached(
@@ -378,8 +381,7 @@ macro_rules! chacha_aead {
                 in_out: &mut [u8],
                 tag: &[u8],
             ) -> Result<()> {
-                let (k, n) = self.key_and_nonce(nonce)?;
-                self.core.open(&k, &n, aad, None, in_out, tag)
+                self.with_key_and_nonce(nonce, |k, n| self.core.open(k, n, aad, None, in_out, tag))
             }
 
             fn seal_detached(
@@ -390,8 +392,9 @@ macro_rules! chacha_aead {
                 ciphertext: &mut [u8],
             ) -> Result<Tag> {
                 same_len(plaintext, ciphertext)?;
-                let (k, n) = self.key_and_nonce(nonce)?;
-                self.core.seal(&k, &n, aad, Some(plaintext), ciphertext)
+                self.with_key_and_nonce(nonce, |k, n| {
+                    self.core.seal(k, n, aad, Some(plaintext), ciphertext)
+                })
             }
 
             fn open_detached(
@@ -403,9 +406,9 @@ macro_rules! chacha_aead {
                 plaintext: &mut [u8],
             ) -> Result<()> {
                 same_len(ciphertext, plaintext)?;
-                let (k, n) = self.key_and_nonce(nonce)?;
-                self.core
-                    .open(&k, &n, aad, Some(ciphertext), plaintext, tag)
+                self.with_key_and_nonce(nonce, |k, n| {
+                    self.core.open(k, n, aad, Some(ciphertext), plaintext, tag)
+                })
             }
         }
 
@@ -437,10 +440,14 @@ pub struct ChaCha20Poly1305 {
 }
 
 impl ChaCha20Poly1305 {
-    /// The key itself and the nonce as words.
-    fn key_and_nonce(&self, nonce: &[u8]) -> Result<(&[u32; 8], [u32; 3])> {
+    /// Runs `f` with the key itself and the nonce as words.
+    fn with_key_and_nonce<R>(
+        &self,
+        nonce: &[u8],
+        f: impl FnOnce(&[u32; 8], &[u32; 3]) -> Result<R>,
+    ) -> Result<R> {
         Self::check_nonce(nonce)?;
-        Ok((&self.core.key.0, words(nonce)))
+        f(&self.core.key.0, &words(nonce))
     }
 }
 
@@ -466,15 +473,21 @@ pub struct XChaCha20Poly1305 {
 }
 
 impl XChaCha20Poly1305 {
-    /// The subkey and ChaCha20 nonce for a 24-byte `nonce`.
-    fn key_and_nonce(&self, nonce: &[u8]) -> Result<(Zeroizing<[u32; 8]>, [u32; 3])> {
+    /// Runs `f` with the subkey and ChaCha20 nonce for a 24-byte `nonce`.
+    /// The subkey is computed into a local buffer, used there and wiped
+    /// (returned, it would be moved, and a move leaves an unwiped copy).
+    fn with_key_and_nonce<R>(
+        &self,
+        nonce: &[u8],
+        f: impl FnOnce(&[u32; 8], &[u32; 3]) -> Result<R>,
+    ) -> Result<R> {
         Self::check_nonce(nonce)?;
-        let subkey = Zeroizing::new(chacha20_soft::hchacha20(
-            &self.core.key.0,
-            &words(&nonce[..16]),
-        ));
+        let mut subkey = [0u32; 8];
+        chacha20_soft::hchacha20(&self.core.key.0, &words(&nonce[..16]), &mut subkey);
         let tail: [u32; 2] = words(&nonce[16..]);
-        Ok((subkey, [0, tail[0], tail[1]]))
+        let result = f(&subkey, &[0, tail[0], tail[1]]);
+        subkey.zeroize();
+        result
     }
 }
 
@@ -521,7 +534,8 @@ pub fn hchacha20(key: &[u8], input: &[u8]) -> Result<[u8; 32]> {
             got: input.len(),
         });
     }
-    let mut sub = chacha20_soft::hchacha20(&key, &words(input));
+    let mut sub = [0u32; 8];
+    chacha20_soft::hchacha20(&key, &words(input), &mut sub);
     let mut out = [0u8; 32];
     for (o, w) in out.chunks_exact_mut(4).zip(&sub) {
         o.copy_from_slice(&w.to_le_bytes());

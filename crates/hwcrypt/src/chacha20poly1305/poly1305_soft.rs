@@ -135,7 +135,9 @@ impl Poly1305 {
     }
 
     /// The AEAD's final block (`le64(aad_len) || le64(ct_len)`), then the tag.
-    pub(crate) fn finish_aead(mut self, aad_len: u64, ct_len: u64) -> [u8; 16] {
+    /// By reference, not by value: a move would leave an unwiped copy of the
+    /// key (`r`, `s`) where the caller kept it; the owner wipes it on drop.
+    pub(crate) fn finish_aead(&mut self, aad_len: u64, ct_len: u64) -> [u8; 16] {
         let mut lens = [0u8; BLOCK];
         lens[..8].copy_from_slice(&aad_len.to_le_bytes());
         lens[8..].copy_from_slice(&ct_len.to_le_bytes());

@@ -12,7 +12,7 @@ use super::poly1305_soft::{BLOCK, Poly1305};
 use super::{ChaCha20Poly1305, Engine, MAX_PLAINTEXT_LEN, chacha20_soft, key_words, words};
 use crate::Backend;
 use crate::aead::phase::{Phase, add_len};
-use crate::aead::{TAG_LEN, Tag, full_tag, same_len};
+use crate::aead::{Tag, full_tag, same_len};
 use crate::ct;
 use crate::error::{Error, Result};
 use crate::inout::InOut;
@@ -23,16 +23,37 @@ use zeroize::Zeroize;
 /// ChaCha20 block size in bytes.
 const CHACHA_BLOCK: usize = 64;
 
+/// Keystream bytes a stream can hold: one block, or (right after an AEAD
+/// `start`) blocks 1..4, made in the same pass as the Poly1305 key.
+const BUFFERED: usize = 4 * CHACHA_BLOCK;
+
+/// Buffered keystream bytes. A `Copy` newtype so that zeroize wipes it with
+/// one volatile write of the whole value (as `DefaultIsZeroes`) instead of
+/// one volatile store per byte.
+#[derive(Clone, Copy)]
+struct Buffered([u8; BUFFERED]);
+
+impl Default for Buffered {
+    fn default() -> Buffered {
+        Buffered([0; BUFFERED])
+    }
+}
+
+impl zeroize::DefaultIsZeroes for Buffered {}
+
 /// A ChaCha20 keystream position: the state of the next block and the
-/// unused rest of the current one. Wiped on drop (the state holds the key).
+/// unused rest of the buffered keystream. Wiped on drop (the state holds
+/// the key).
 #[derive(Clone)]
 struct Keystream {
     engine: Engine,
     /// Constants, key, block counter (word 12), nonce (words 13..16).
     state: [u32; 16],
-    /// The current keystream block; bytes `used..` are still unused.
-    block: [u8; CHACHA_BLOCK],
+    /// Buffered keystream: bytes `used..end` are still unused (`end` is
+    /// a whole number of blocks, so the counter is at a block boundary).
+    block: Buffered,
     used: usize,
+    end: usize,
     /// The block counter carries from word 12 into word 13 (OpenSSL's raw
     /// ChaCha20) instead of wrapping (RFC 8439, where the length limit
     /// keeps it from wrapping).
@@ -44,8 +65,9 @@ impl Keystream {
         Keystream {
             engine,
             state,
-            block: [0; CHACHA_BLOCK],
-            used: CHACHA_BLOCK,
+            block: Buffered::default(),
+            used: 0,
+            end: 0,
             carry,
         }
     }
@@ -61,10 +83,10 @@ impl Keystream {
 
     /// XORs the keystream into `io`.
     fn apply(&mut self, mut io: InOut<'_>) {
-        if self.used < CHACHA_BLOCK && !io.is_empty() {
-            let take = (CHACHA_BLOCK - self.used).min(io.len());
+        if self.used < self.end && !io.is_empty() {
+            let take = (self.end - self.used).min(io.len());
             let (mut head, rest) = io.split_at(take);
-            head.xor_keystream(&self.block[self.used..self.used + take]);
+            head.xor_keystream(&self.block.0[self.used..self.used + take]);
             self.used += take;
             io = rest;
         }
@@ -80,21 +102,47 @@ impl Keystream {
             io = rest;
         }
         if !io.is_empty() {
-            self.block = [0; CHACHA_BLOCK];
-            self.engine
-                .xor_keystream(&self.state, InOut::InPlace(&mut self.block));
+            self.block.zeroize();
+            self.engine.xor_keystream(
+                &self.state,
+                InOut::InPlace(&mut self.block.0[..CHACHA_BLOCK]),
+            );
             self.advance(1);
             let n = io.len();
-            io.xor_keystream(&self.block[..n]);
+            io.xor_keystream(&self.block.0[..n]);
             self.used = n;
+            self.end = CHACHA_BLOCK;
         }
+    }
+
+    /// Unused buffered keystream bytes.
+    fn buffered(&self) -> usize {
+        self.end - self.used
+    }
+
+    /// Drops the buffered keystream and moves the counter back to the
+    /// first unused block (whole blocks only: `used` is a block boundary).
+    fn rewind(&mut self) {
+        debug_assert!(self.used.is_multiple_of(CHACHA_BLOCK));
+        let unused = ((self.end - self.used) / CHACHA_BLOCK) as u32;
+        self.state[12] = self.state[12].wrapping_sub(unused);
+        self.block.zeroize();
+        self.used = 0;
+        self.end = 0;
+    }
+
+    /// Wipes the state (it holds the key) and the buffered keystream.
+    fn wipe(&mut self) {
+        self.state.zeroize();
+        self.block.zeroize();
+        self.used = 0;
+        self.end = 0;
     }
 }
 
 impl Drop for Keystream {
     fn drop(&mut self) {
-        self.state.zeroize();
-        self.block.zeroize();
+        self.wipe();
     }
 }
 
@@ -166,8 +214,10 @@ impl ChaCha20 {
         }
         let iv: [u32; 4] = words(iv);
         self.stream.state[12..].copy_from_slice(&iv);
-        self.stream.block.zeroize();
-        self.stream.used = CHACHA_BLOCK;
+        let s = &mut self.stream;
+        s.block.zeroize();
+        s.used = 0;
+        s.end = 0;
         Ok(())
     }
 
@@ -250,8 +300,8 @@ impl fmt::Debug for ChaCha20 {
 pub struct ChaCha20Poly1305Stream<K = ChaCha20Poly1305> {
     key: K,
     phase: Phase,
-    /// `None` while idle.
-    message: Option<Message>,
+    /// The message in progress (meaningful unless the phase is idle).
+    message: Message,
 }
 
 /// The state of one message.
@@ -317,6 +367,15 @@ impl Message {
     }
 }
 
+impl Message {
+    /// Wipes the message state (the keystream wipes itself on drop too).
+    fn wipe(&mut self) {
+        self.keystream.wipe();
+        self.pending.zeroize();
+        self.pending_len = 0;
+    }
+}
+
 impl Drop for Message {
     fn drop(&mut self) {
         self.pending.zeroize();
@@ -326,10 +385,18 @@ impl Drop for Message {
 impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
     /// A stream; [`start`](Self::start) begins a message.
     pub fn new(key: K) -> Self {
+        let engine = key.borrow().core.engine;
         ChaCha20Poly1305Stream {
             key,
             phase: Phase::Idle,
-            message: None,
+            message: Message {
+                keystream: Keystream::new(engine, [0; 16], false),
+                poly: Poly1305::new(&[0; 32]),
+                pending: [0; BLOCK],
+                pending_len: 0,
+                aad_len: 0,
+                text_len: 0,
+            },
         }
     }
 
@@ -344,26 +411,35 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
         ChaCha20Poly1305::check_nonce(nonce)?;
         let core = &self.key.borrow().core;
         let nonce: [u32; 3] = words(nonce);
-        let mut state = chacha20_soft::state(&core.key.0, 0, &nonce);
-        // Block 0: the Poly1305 key (its first 32 bytes).
-        let mut block0 = [0u8; CHACHA_BLOCK];
-        core.engine
-            .xor_keystream(&state, InOut::InPlace(&mut block0));
+        let m = &mut self.message;
+        m.wipe();
+        let ks = &mut m.keystream;
+        ks.engine = core.engine;
+        ks.state = chacha20_soft::state(&core.key.0, 0, &nonce);
+        // Block 0 keys Poly1305. The vector backends make 2 (avx2) or 4
+        // (avx512) blocks in their shortest pass: the blocks after block 0
+        // are kept for a short message, or given back if the first piece
+        // is longer.
+        let first = match core.engine {
+            Engine::Soft => CHACHA_BLOCK,
+            #[cfg(target_arch = "x86_64")]
+            Engine::Avx2(_) => 2 * CHACHA_BLOCK,
+            #[cfg(target_arch = "x86_64")]
+            Engine::Avx512(_) => 4 * CHACHA_BLOCK,
+        };
+        ks.engine
+            .xor_keystream(&ks.state, InOut::InPlace(&mut ks.block.0[..first]));
         let mut poly_key = [0u8; 32];
-        poly_key.copy_from_slice(&block0[..32]);
-        block0.zeroize();
-        let poly = Poly1305::new(&poly_key);
+        poly_key.copy_from_slice(&ks.block.0[..32]);
+        // (The whole buffer is wiped again, volatile, when the message ends.)
+        ks.block.0[..CHACHA_BLOCK].fill(0);
+        m.poly = Poly1305::new(&poly_key);
         poly_key.zeroize();
-        state[12] = 1;
-        self.message = Some(Message {
-            keystream: Keystream::new(core.engine, state, false),
-            poly,
-            pending: [0; BLOCK],
-            pending_len: 0,
-            aad_len: 0,
-            text_len: 0,
-        });
-        state.zeroize();
+        ks.used = CHACHA_BLOCK;
+        ks.end = first;
+        ks.advance((first / CHACHA_BLOCK) as u32);
+        m.aad_len = 0;
+        m.text_len = 0;
         self.phase = Phase::Aad;
         Ok(())
     }
@@ -371,10 +447,7 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
     /// Adds associated data; any number of pieces, all before the data.
     pub fn aad(&mut self, aad: &[u8]) -> Result<()> {
         self.phase.check_aad()?;
-        let m = self
-            .message
-            .as_mut()
-            .ok_or(Error::OutOfOrder("no message"))?;
+        let m = &mut self.message;
         m.aad_len = add_len(m.aad_len, aad.len(), u64::MAX, "associated data")?;
         m.mac(aad);
         Ok(())
@@ -411,7 +484,7 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
     /// [`start`](Self::start).
     pub fn finish(&mut self) -> Result<Tag> {
         self.phase.check_end(true)?;
-        self.tag()
+        Ok(self.tag())
     }
 
     /// Ends a decrypted message (or one of associated data only): compares
@@ -422,7 +495,7 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
     pub fn verify(&mut self, tag: &[u8]) -> Result<()> {
         self.phase.check_end(false)?;
         let tag = full_tag(tag)?;
-        let mut expected = self.tag()?;
+        let mut expected = self.tag();
         let ok = ct::eq(&expected, tag);
         expected.zeroize();
         if ok {
@@ -432,16 +505,14 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
         }
     }
 
-    /// The tag of the message; the stream becomes idle.
-    fn tag(&mut self) -> Result<Tag> {
-        let mut m = self.message.take().ok_or(Error::OutOfOrder("no message"))?;
+    /// The tag of the message; wipes it, and the stream becomes idle.
+    fn tag(&mut self) -> Tag {
         self.phase = Phase::Idle;
+        let m = &mut self.message;
         m.pad();
-        let (aad_len, text_len) = (m.aad_len, m.text_len);
-        let poly = m.poly.clone();
-        drop(m);
-        let tag: [u8; TAG_LEN] = poly.finish_aead(aad_len, text_len);
-        Ok(tag)
+        let mut poly = core::mem::replace(&mut m.poly, Poly1305::new(&[0; 32]));
+        m.wipe();
+        poly.finish_aead(m.aad_len, m.text_len)
     }
 
     fn data(&mut self, encrypt: bool, io: InOut<'_>) -> Result<()> {
@@ -449,25 +520,29 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
         if io.is_empty() {
             return Ok(());
         }
-        let m = self
-            .message
-            .as_mut()
-            .ok_or(Error::OutOfOrder("no message"))?;
+        let m = &mut self.message;
         m.text_len = add_len(m.text_len, io.len(), MAX_PLAINTEXT_LEN, "plaintext")?;
         if self.phase == Phase::Aad {
             m.pad();
         }
         self.phase = next;
-        // The rest of the current keystream block, then whole blocks
-        // through the stitched kernel, then the start of a partial block.
-        let head = (CHACHA_BLOCK - m.keystream.used).min(io.len());
+        // A piece longer than the whole blocks buffered at `start` runs on
+        // the stitched kernel from the first of them instead.
+        let ks = &mut m.keystream;
+        if ks.buffered() > 0 && ks.used.is_multiple_of(CHACHA_BLOCK) && io.len() > ks.buffered() {
+            ks.rewind();
+        }
+        // The rest of the buffered keystream, then whole blocks through the
+        // stitched kernel, then the start of a partial block.
+        let head = m.keystream.buffered().min(io.len());
         let (head, rest) = io.split_at(head);
         m.edge(encrypt, head);
         let whole = rest.len() - rest.len() % CHACHA_BLOCK;
         let (body, tail) = rest.split_at(whole);
         if !body.is_empty() {
             // At a keystream block boundary the text offset is a multiple
-            // of 64, so Poly1305 holds no partial block.
+            // of 64 (block 0 is not text), so Poly1305 holds no partial
+            // block.
             debug_assert_eq!(m.pending_len, 0);
             let (input, output) = match body {
                 InOut::InPlace(buf) => (None, buf),

@@ -311,6 +311,14 @@ pub fn features() -> Result<Features> {
     USABLE.get_or_init(|| Ok(mask()?.apply(detected()))).clone()
 }
 
+/// Whether [`features`] (the detected features after the `HWCRYPT_CPU`
+/// mask) include `feature`; `false` if the mask does not parse. For
+/// optional instructions inside a backend (e.g. carry-less multiply in the
+/// XTS kernels), so that the mask reaches them too.
+pub(crate) fn usable(feature: Feature) -> bool {
+    features().is_ok_and(|f| f.contains(Features::of(&[feature])))
+}
+
 fn detect() -> Features {
     #[cfg(target_arch = "x86_64")]
     {

@@ -294,11 +294,15 @@ fn parse_hex(hex: &str) -> core::result::Result<Vec<u8>, String> {
     if !hex.len().is_multiple_of(2) {
         return Err(format!("odd number of hex digits in {hex:?}"));
     }
-    (0..hex.len())
-        .step_by(2)
-        .map(|i| {
-            u8::from_str_radix(&hex[i..i + 2], 16)
-                .map_err(|_| format!("bad hex digits {:?}", &hex[i..i + 2]))
+    // Byte pairs, not string slices: a multi-byte character must be an
+    // error, not a slice through it.
+    hex.as_bytes()
+        .chunks(2)
+        .map(|pair| {
+            core::str::from_utf8(pair)
+                .ok()
+                .and_then(|d| u8::from_str_radix(d, 16).ok())
+                .ok_or_else(|| format!("bad hex digits in {hex:?}"))
         })
         .collect()
 }
@@ -520,6 +524,17 @@ mod tests {
         assert_eq!(&k[..6], &[16; 6]);
         assert_eq!(&k[6..], &[0; 26]);
         assert_eq!(ks.index_of(&k), Some(ks.size() - 1));
+    }
+
+    #[test]
+    fn non_ascii_hex_is_an_error_not_a_panic() {
+        // Found by fuzz/crack_keyspace: slicing "ё" (2 bytes) at byte 1.
+        for bad in ["hex:\u{451}\u{451}", "hex:0\u{451}0", "hex:\u{1F600}"] {
+            assert!(
+                matches!(KeySpace::parse(bad), Err(Error::InvalidKeySpace(_))),
+                "{bad:?}"
+            );
+        }
     }
 
     #[test]

@@ -276,10 +276,12 @@ impl Challenge {
                     if bytes.is_empty() {
                         return bad("empty known plaintext".into());
                     }
-                    if offset + bytes.len() > len {
+                    // Checked: an offset near usize::MAX (from the command
+                    // line) must be refused, not wrap.
+                    if offset.checked_add(bytes.len()).is_none_or(|end| end > len) {
                         return bad(format!(
-                            "known plaintext at {offset}..{} lies past the end of the {len}-byte message",
-                            offset + bytes.len()
+                            "known plaintext at offset {offset} ({} bytes) lies past the end of the {len}-byte message",
+                            bytes.len()
                         ));
                     }
                     if *offset < first_byte {
@@ -623,6 +625,24 @@ pub(crate) fn eval_check(c: &BlockCheck, v: &Block, utf8: bool) -> (bool, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn known_offset_near_usize_max_is_refused() {
+        // Found by fuzz/crack_challenge (`--known 18446744073709551615:AB`):
+        // offset + length wrapped (release) or panicked (debug).
+        for offset in [usize::MAX, usize::MAX - 1, usize::MAX - 16] {
+            let r = Challenge::new(
+                vec![0; 32],
+                Mode::Ecb,
+                Padding::None,
+                vec![Predicate::KnownAt {
+                    offset,
+                    bytes: vec![0xab; 2],
+                }],
+            );
+            assert!(matches!(r, Err(Error::InvalidSearch(_))), "{offset}");
+        }
+    }
 
     #[test]
     fn non_text_counts() {

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Constant time, checked by machine (see docs/testing.md):
+# 1. crates/hwcrypt/tests/constant_time.rs under valgrind's memcheck with
+#    every secret marked undefined (ctgrind): any secret-dependent branch or
+#    address in soft, aesni or avx2 code fails, except the declassifying
+#    branches the test lists (written out as suppressions here);
+# 2. crates/hwcrypt/tests/dudect.rs: fixed-vs-random Welch's t-test of soft
+#    AES and GHASH timings, DUDECT_SECONDS per case (5 by default; the long
+#    run: DUDECT_SECONDS=600).
+# Release build (what users run), without LTO and with line tables so that
+# valgrind can name inlined functions.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+if ! command -v valgrind >/dev/null; then
+    echo "== installing valgrind"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    $sudo apt-get install -y -qq valgrind
+fi
+
+export CARGO_PROFILE_RELEASE_LTO=off
+export CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
+export CARGO_PROFILE_RELEASE_DEBUG=line-tables-only
+export CARGO_TARGET_DIR=target/constant-time
+echo "== cargo test --release --no-run (constant_time, dudect)"
+built=$(cargo test --release -p hwcrypt --test constant_time --test dudect --no-run 2>&1 | tee /dev/stderr)
+ct_bin=$(grep -o "$CARGO_TARGET_DIR/release/deps/constant_time-[0-9a-f]*" <<<"$built" | tail -1)
+dudect_bin=$(grep -o "$CARGO_TARGET_DIR/release/deps/dudect-[0-9a-f]*" <<<"$built" | tail -1)
+[ -x "$ct_bin" ] && [ -x "$dudect_bin" ] || { echo "test binaries not found" >&2; exit 1; }
+
+supp="$CARGO_TARGET_DIR/declassified.supp"
+"$ct_bin" --write-suppressions "$supp"
+echo "== valgrind memcheck: $ct_bin"
+valgrind --tool=memcheck --error-exitcode=1 --suppressions="$supp" \
+    --num-callers=20 --track-origins=yes --read-inline-info=yes \
+    --show-leak-kinds=none "$ct_bin"
+
+echo "== dudect (DUDECT_SECONDS=${DUDECT_SECONDS:-5} per case)"
+"$dudect_bin"

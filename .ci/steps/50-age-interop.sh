@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# age interop (issue 15): files written by `age` (Debian's) decrypt with
+# `hwcrypt decrypt`, and files written by `hwcrypt encrypt` decrypt with
+# `age -d`, byte for byte, for X25519, scrypt (age's passphrase prompt driven
+# through a pty with `expect`), ssh-ed25519 and ssh-rsa (keys from
+# ssh-keygen), binary and armored, sizes 0, 1, 65535, 65536, 65537, 3x64 KiB
+# and 3 MiB (scrypt: a subset, each case costs two scrypt runs).
+# Installs age, openssh-client and expect where missing. Prints
+# "N passed, N failed".
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export CARGO_TERM_COLOR=never
+
+if ! command -v age >/dev/null || ! command -v ssh-keygen >/dev/null || ! command -v expect >/dev/null; then
+    echo "== installing age, openssh-client and expect"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    $sudo apt-get install -y -qq age openssh-client expect >/dev/null
+fi
+echo "age $(age --version)"
+
+cargo build -q -p hwcrypt-cli
+hw="$PWD/target/debug/hwcrypt"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+age-keygen -o age-key.txt 2>/dev/null
+age_recipient=$(age-keygen -y age-key.txt)
+"$hw" keygen -o hw-key.txt 2>/dev/null
+hw_recipient=$("$hw" keygen -y hw-key.txt)
+ssh-keygen -q -t ed25519 -N '' -C interop -f ed
+ssh-keygen -q -t rsa -b 2048 -N '' -C interop -f rsa
+printf 'interop passphrase\n' >pass.txt
+
+passed=0
+failed=0
+check() { # NAME: counts the result of the last comparison
+    if [ "$1" = ok ]; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        echo "FAILED: $2"
+    fi
+}
+
+# age with a passphrase on its terminal prompt (it reads only from a tty).
+cat >age-pty.exp <<'EOF_EXP'
+set timeout 120
+log_user 0
+spawn -noecho age {*}$argv
+expect {
+    -re "passphrase.*: " { send "interop passphrase\r"; exp_continue }
+    eof
+}
+catch wait result
+exit [lindex $result 3]
+EOF_EXP
+age_pty() { # ARGS...: runs age under a pty, answering every passphrase prompt
+    expect -f age-pty.exp -- "$@"
+}
+
+sizes="0 1 65535 65536 65537 196608 3145728"
+for size in $sizes; do
+    head -c "$size" /dev/urandom >"in.$size"
+done
+
+for kind in x25519 ssh-ed25519 ssh-rsa scrypt; do
+    case $kind in
+        x25519) age_enc=(-r "$hw_recipient"); hw_dec=(-i hw-key.txt)
+                hw_enc=(-r "$age_recipient"); age_dec=(-i age-key.txt) ;;
+        ssh-ed25519) age_enc=(-R ed.pub); hw_dec=(-i ed); hw_enc=(-R ed.pub); age_dec=(-i ed) ;;
+        ssh-rsa) age_enc=(-R rsa.pub); hw_dec=(-i rsa); hw_enc=(-R rsa.pub); age_dec=(-i rsa) ;;
+        scrypt) hw_dec=(--passphrase-file pass.txt); hw_enc=(--passphrase-file pass.txt) ;;
+    esac
+    kind_sizes=$sizes
+    [ "$kind" = scrypt ] && kind_sizes="0 65536 65537 3145728"
+    for armor in binary armored; do
+        a=()
+        [ "$armor" = armored ] && a=(-a)
+        for size in $kind_sizes; do
+            name="$kind $armor $size"
+            rm -f f.age out
+            # age -> hwcrypt
+            if [ "$kind" = scrypt ]; then
+                age_pty -e -p "${a[@]}" -o f.age "in.$size" || true
+            else
+                age -e "${age_enc[@]}" "${a[@]}" -o f.age "in.$size"
+            fi
+            if "$hw" decrypt -q "${hw_dec[@]}" -o out f.age && cmp -s out "in.$size"; then
+                check ok
+            else
+                check no "age -e | hwcrypt decrypt: $name"
+            fi
+            rm -f f.age out
+            # hwcrypt -> age
+            "$hw" encrypt -q "${hw_enc[@]}" "${a[@]}" -o f.age "in.$size"
+            # (age creates no -o file for an empty plaintext: status 0 is it.)
+            ok=no
+            if [ "$kind" = scrypt ]; then
+                age_pty -d -o out f.age && ok=yes
+            else
+                age -d "${age_dec[@]}" -o out f.age && ok=yes
+            fi
+            [ "$ok" = yes ] && [ ! -e out ] && : >out
+            if [ "$ok" = yes ] && cmp -s out "in.$size"; then
+                check ok
+            else
+                check no "hwcrypt encrypt | age -d: $name"
+            fi
+        done
+    done
+done
+
+# Several recipients of mixed types in one file, both ways.
+rm -f f.age out
+age -e -r "$hw_recipient" -R ed.pub -R rsa.pub -o f.age in.65537
+for id in hw-key.txt ed rsa; do
+    "$hw" decrypt -q -i "$id" -o out f.age && cmp -s out in.65537 && check ok || check no "age multi -> hwcrypt -i $id"
+    rm -f out
+done
+"$hw" encrypt -q -r "$age_recipient" -R ed.pub -R rsa.pub -o f2.age in.65537
+for id in age-key.txt ed rsa; do
+    age -d -i "$id" -o out f2.age && cmp -s out in.65537 && check ok || check no "hwcrypt multi -> age -i $id"
+    rm -f out
+done
+
+echo "age-interop: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

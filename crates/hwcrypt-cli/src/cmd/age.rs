@@ -1,0 +1,530 @@
+//! `hwcrypt encrypt`, `hwcrypt decrypt` and `hwcrypt keygen`: age v1 files
+//! (crate `hwcrypt-age`) with age's flags, on every core. Exit status 0 on
+//! success, 1 when encryption or decryption fails (bad file, wrong key,
+//! tampering, I/O), 2 on a usage error; one line on stderr.
+
+use super::age_output::{AtomicFile, remove_temp_on_interrupt, same_file};
+use clap::Args as ClapArgs;
+use hwcrypt_age::armor::{ArmoredWriter, decode_armor, is_armored};
+use hwcrypt_age::keys::{parse_identity_file, parse_recipient, parse_recipients_file};
+use hwcrypt_age::{
+    Decryptor, Encryptor, Identity, Recipient, ScryptIdentity, ScryptRecipient, X25519Identity,
+};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
+use std::os::fd::AsFd;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use zeroize::Zeroizing;
+
+/// Inputs larger than this get a progress bar (on a terminal).
+const PROGRESS_MIN: u64 = 8 << 20;
+
+/// Flags shared by encrypt and decrypt.
+#[derive(Debug, ClapArgs)]
+pub struct CommonArgs {
+    /// Write the result to FILE (atomically: a temporary file renamed on
+    /// success) instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Overwrite an existing output file.
+    #[arg(long)]
+    force: bool,
+    /// Worker threads (default: one per core; 1 = no worker threads).
+    #[arg(short = 'j', long = "threads", value_name = "N")]
+    threads: Option<usize>,
+    /// No progress bar and no warnings.
+    #[arg(short = 'q', long)]
+    quiet: bool,
+    /// Input file (default: standard input).
+    #[arg(value_name = "INPUT")]
+    input: Option<PathBuf>,
+}
+
+/// `hwcrypt encrypt`.
+#[derive(Debug, ClapArgs)]
+pub struct EncryptArgs {
+    /// Encrypt to this recipient: age1... or an SSH public key (repeatable).
+    #[arg(short = 'r', long = "recipient", value_name = "RECIPIENT")]
+    recipients: Vec<String>,
+    /// Encrypt to the recipients listed in FILE, one per line, or an SSH
+    /// .pub file (repeatable).
+    #[arg(short = 'R', long = "recipients-file", value_name = "FILE")]
+    recipient_files: Vec<PathBuf>,
+    /// Encrypt with a passphrase, asked on the terminal (no echo).
+    #[arg(short = 'p', long = "passphrase")]
+    passphrase: bool,
+    /// Read the passphrase from the first line of FILE.
+    #[arg(long = "passphrase-file", value_name = "FILE")]
+    passphrase_file: Option<PathBuf>,
+    /// Write PEM-armored text (-----BEGIN AGE ENCRYPTED FILE-----).
+    #[arg(short = 'a', long)]
+    armor: bool,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// `hwcrypt decrypt`.
+#[derive(Debug, ClapArgs)]
+pub struct DecryptArgs {
+    /// Decrypt with the identities in FILE: AGE-SECRET-KEY-1 lines or an
+    /// OpenSSH private key (repeatable).
+    #[arg(short = 'i', long = "identity", value_name = "FILE")]
+    identities: Vec<PathBuf>,
+    /// For passphrase-encrypted files: read the passphrase from the first
+    /// line of FILE instead of asking on the terminal.
+    #[arg(long = "passphrase-file", value_name = "FILE")]
+    passphrase_file: Option<PathBuf>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// `hwcrypt keygen`.
+#[derive(Debug, ClapArgs)]
+pub struct KeygenArgs {
+    /// Write the new identity to FILE (mode 0600) instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Overwrite an existing output file.
+    #[arg(long)]
+    force: bool,
+    /// Print the recipients (public keys) of an identity file (or standard
+    /// input) instead of making a key.
+    #[arg(short = 'y', value_name = "IDENTITY_FILE", num_args = 0..=1, default_missing_value = "-")]
+    convert: Option<PathBuf>,
+}
+
+/// Why a command failed, and so its exit status.
+enum Failure {
+    /// Exit 2.
+    Usage(String),
+    /// Exit 1.
+    Failed(String),
+}
+
+impl From<hwcrypt_age::Error> for Failure {
+    fn from(e: hwcrypt_age::Error) -> Failure {
+        match e {
+            hwcrypt_age::Error::Key(m) => Failure::Usage(m),
+            other => Failure::Failed(other.to_string()),
+        }
+    }
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Failure {
+        hwcrypt_age::Error::from_io(e).into()
+    }
+}
+
+fn usage(msg: impl Into<String>) -> Failure {
+    Failure::Usage(msg.into())
+}
+
+fn finish(result: Result<(), Failure>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Usage(m)) => {
+            eprintln!("hwcrypt: error: {m}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Failed(m)) => {
+            eprintln!("hwcrypt: error: {m}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Runs `hwcrypt encrypt`.
+pub fn encrypt_main(args: &EncryptArgs) -> ExitCode {
+    finish(encrypt(args))
+}
+
+/// Runs `hwcrypt decrypt`.
+pub fn decrypt_main(args: &DecryptArgs) -> ExitCode {
+    finish(decrypt(args))
+}
+
+/// Runs `hwcrypt keygen`.
+pub fn keygen_main(args: &KeygenArgs) -> ExitCode {
+    finish(keygen(args))
+}
+
+fn threads(common: &CommonArgs) -> Result<usize, Failure> {
+    match common.threads {
+        Some(0) => Err(usage("-j/--threads must be at least 1")),
+        Some(n) => Ok(n),
+        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+    }
+}
+
+/// Standard input or output as a plain `File` (no extra buffering layer).
+fn stdio_file(fd: std::os::fd::BorrowedFd<'_>) -> io::Result<File> {
+    Ok(File::from(fd.try_clone_to_owned()?))
+}
+
+fn read_file(path: &Path, what: &str) -> Result<Vec<u8>, Failure> {
+    std::fs::read(path).map_err(|e| usage(format!("cannot read {what} {}: {e}", path.display())))
+}
+
+/// The input: a file or standard input, and its size when known.
+fn open_input(common: &CommonArgs) -> Result<(File, Option<u64>), Failure> {
+    match &common.input {
+        Some(p) if p.as_os_str() != "-" => {
+            let f = File::open(p)
+                .map_err(|e| Failure::Failed(format!("cannot open {}: {e}", p.display())))?;
+            let len = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+            Ok((f, len))
+        }
+        _ => Ok((stdio_file(io::stdin().as_fd())?, None)),
+    }
+}
+
+/// Where the output goes: a temporary file to rename, or standard output.
+enum Output {
+    File(AtomicFile),
+    Stdout(File),
+}
+
+impl Output {
+    fn open(common: &CommonArgs, binary: bool) -> Result<Output, Failure> {
+        match &common.output {
+            Some(p) if p.as_os_str() != "-" => {
+                if let Some(input) = &common.input
+                    && same_file(input, p)
+                {
+                    return Err(usage(format!(
+                        "input and output are the same file ({})",
+                        p.display()
+                    )));
+                }
+                // A device or pipe (/dev/null, a FIFO) is written in place:
+                // there is nothing to rename over it.
+                if let Ok(meta) = std::fs::metadata(p)
+                    && !meta.is_file()
+                    && !meta.is_dir()
+                {
+                    let f = std::fs::OpenOptions::new()
+                        .write(true)
+                        .open(p)
+                        .map_err(|e| {
+                            Failure::Failed(format!("cannot open {}: {e}", p.display()))
+                        })?;
+                    return Ok(Output::Stdout(f));
+                }
+                remove_temp_on_interrupt();
+                Ok(Output::File(
+                    AtomicFile::create(p, common.force).map_err(usage)?,
+                ))
+            }
+            _ => {
+                if binary && io::stdout().is_terminal() {
+                    return Err(usage(
+                        "refusing to write binary output to a terminal (use -a/--armor or -o FILE)",
+                    ));
+                }
+                Ok(Output::Stdout(stdio_file(io::stdout().as_fd())?))
+            }
+        }
+    }
+
+    fn writer(&mut self) -> &mut File {
+        match self {
+            Output::File(f) => f.file(),
+            Output::Stdout(f) => f,
+        }
+    }
+
+    fn commit(self) -> io::Result<()> {
+        match self {
+            Output::File(f) => f.commit(),
+            Output::Stdout(mut f) => f.flush(),
+        }
+    }
+}
+
+/// Counts bytes read into a progress bar.
+struct Progress<R> {
+    inner: R,
+    bar: Option<ProgressBar>,
+}
+
+impl<R: Read> Read for Progress<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(bar) = &self.bar {
+            bar.inc(n as u64);
+        }
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Progress<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+    fn consume(&mut self, n: usize) {
+        if let Some(bar) = &self.bar {
+            bar.inc(n as u64);
+        }
+        self.inner.consume(n);
+    }
+}
+
+fn progress_bar(common: &CommonArgs, len: Option<u64>) -> Option<ProgressBar> {
+    let len = len.filter(|&l| l >= PROGRESS_MIN)?;
+    if common.quiet || !io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(len);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{bar:30} {decimal_bytes}/{decimal_total_bytes} {decimal_bytes_per_sec} ETA {eta}",
+        )
+        .ok()?,
+    );
+    Some(bar)
+}
+
+/// The first line of a passphrase file.
+fn passphrase_from_file(path: &Path) -> Result<Zeroizing<String>, Failure> {
+    let bytes = Zeroizing::new(read_file(path, "passphrase file")?);
+    let text = std::str::from_utf8(&bytes).map_err(|_| usage("passphrase file is not UTF-8"))?;
+    let line = text.lines().next().unwrap_or("");
+    if line.is_empty() {
+        return Err(usage("passphrase file is empty"));
+    }
+    Ok(Zeroizing::new(line.to_owned()))
+}
+
+/// Asks on the terminal, without echo.
+fn prompt(question: &str) -> Result<Zeroizing<String>, Failure> {
+    rpassword::prompt_password(question)
+        .map(Zeroizing::new)
+        .map_err(|_| {
+            usage("cannot read a passphrase from the terminal (use --passphrase-file FILE)")
+        })
+}
+
+fn encrypt(args: &EncryptArgs) -> Result<(), Failure> {
+    let threads = threads(&args.common)?;
+    let wants_passphrase = args.passphrase || args.passphrase_file.is_some();
+    let mut recipients: Vec<Box<dyn Recipient>> = Vec::new();
+    for r in &args.recipients {
+        recipients.push(parse_recipient(r).map_err(|e| usage(format!("-r: {e}")))?);
+    }
+    for path in &args.recipient_files {
+        let text = String::from_utf8(read_file(path, "recipients file")?)
+            .map_err(|_| usage(format!("{} is not text", path.display())))?;
+        recipients.extend(
+            parse_recipients_file(&text).map_err(|e| usage(format!("{}: {e}", path.display())))?,
+        );
+    }
+    if wants_passphrase && !recipients.is_empty() {
+        return Err(usage(
+            "a passphrase (-p) cannot be combined with recipients (-r/-R)",
+        ));
+    }
+    if args.passphrase && args.passphrase_file.is_some() {
+        return Err(usage("give -p or --passphrase-file, not both"));
+    }
+    if !wants_passphrase && recipients.is_empty() {
+        return Err(usage("no recipients: give -r RECIPIENT, -R FILE or -p"));
+    }
+    let (input, len) = open_input(&args.common)?;
+    let mut output = Output::open(&args.common, !args.armor)?;
+    if wants_passphrase {
+        let pass = match &args.passphrase_file {
+            Some(p) => passphrase_from_file(p)?,
+            None => {
+                let pass = prompt("Enter passphrase: ")?;
+                if pass.is_empty() {
+                    return Err(usage("empty passphrase"));
+                }
+                if *prompt("Confirm passphrase: ")? != *pass {
+                    return Err(usage("passphrases do not match"));
+                }
+                pass
+            }
+        };
+        recipients.push(Box::new(ScryptRecipient::new(pass)));
+    }
+    let encryptor = Encryptor::with_recipients(recipients)?;
+    let bar = progress_bar(&args.common, len);
+    let input = Progress {
+        inner: input,
+        bar: bar.clone(),
+    };
+    if args.armor {
+        let mut armored = ArmoredWriter::new(output.writer())?;
+        encryptor.encrypt_parallel(input, &mut armored, threads)?;
+        armored.finish()?;
+    } else {
+        encryptor.encrypt_parallel(input, output.writer(), threads)?;
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    output.commit()?;
+    Ok(())
+}
+
+fn load_identities(paths: &[PathBuf], quiet: bool) -> Result<Vec<Box<dyn Identity>>, Failure> {
+    let mut out = Vec::new();
+    for path in paths {
+        let file = File::open(path)
+            .map_err(|e| usage(format!("cannot read identity file {}: {e}", path.display())))?;
+        if let Ok(meta) = file.metadata()
+            && meta.permissions().mode() & 0o077 != 0
+            && !quiet
+        {
+            eprintln!(
+                "hwcrypt: warning: identity file {} is accessible by group or others (chmod 600 it)",
+                path.display()
+            );
+        }
+        let mut bytes = Zeroizing::new(Vec::new());
+        BufReader::new(file)
+            .read_to_end(&mut bytes)
+            .map_err(|e| usage(format!("cannot read identity file {}: {e}", path.display())))?;
+        out.extend(
+            parse_identity_file(&bytes).map_err(|e| usage(format!("{}: {e}", path.display())))?,
+        );
+    }
+    Ok(out)
+}
+
+fn decrypt(args: &DecryptArgs) -> Result<(), Failure> {
+    let threads = threads(&args.common)?;
+    let mut identities = load_identities(&args.identities, args.common.quiet)?;
+    let (input, len) = open_input(&args.common)?;
+    let mut output = Output::open(&args.common, false)?;
+    let bar = progress_bar(&args.common, len);
+    let mut reader = Progress {
+        inner: BufReader::with_capacity(1 << 16, input),
+        bar: bar.clone(),
+    };
+    let source: Box<dyn BufRead> = if is_armored(reader.fill_buf()?) {
+        let mut text = Vec::new();
+        reader.read_to_end(&mut text)?;
+        Box::new(io::Cursor::new(decode_armor(&text)?))
+    } else {
+        Box::new(reader)
+    };
+    let decryptor = Decryptor::new(source)?;
+    if decryptor.is_passphrase() {
+        if !identities.is_empty() {
+            return Err(usage(
+                "the file is passphrase-encrypted: give no -i (the passphrase is asked for)",
+            ));
+        }
+        let pass = match &args.passphrase_file {
+            Some(p) => passphrase_from_file(p)?,
+            None => prompt("Enter passphrase: ")?,
+        };
+        identities.push(Box::new(ScryptIdentity::new(pass)));
+    } else if identities.is_empty() {
+        return Err(usage(
+            "the file is encrypted to recipients: give -i IDENTITY_FILE",
+        ));
+    }
+    let ids: Vec<&dyn Identity> = identities.iter().map(|b| b.as_ref()).collect();
+    decryptor.decrypt_parallel(&ids, output.writer(), threads)?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    output.commit()?;
+    Ok(())
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` for a Unix time (civil-from-days, proleptic Gregorian).
+fn rfc3339(secs: u64) -> String {
+    let days = (secs / 86400) as i64;
+    let rem = secs % 86400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+fn keygen(args: &KeygenArgs) -> Result<(), Failure> {
+    if let Some(path) = &args.convert {
+        let bytes = Zeroizing::new(if path.as_os_str() == "-" {
+            let mut v = Vec::new();
+            io::stdin().read_to_end(&mut v)?;
+            v
+        } else {
+            read_file(path, "identity file")?
+        });
+        let text = std::str::from_utf8(&bytes).map_err(|_| usage("identity file is not text"))?;
+        let mut n = 0;
+        for line in text.lines().map(str::trim) {
+            if line.starts_with("AGE-SECRET-KEY-1") {
+                let id: X25519Identity = line.parse().map_err(|_| usage("malformed identity"))?;
+                println!("{}", id.to_public());
+                n += 1;
+            }
+        }
+        if n == 0 {
+            return Err(usage("no AGE-SECRET-KEY-1 identities in the input"));
+        }
+        return Ok(());
+    }
+    let id = X25519Identity::generate()?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let public = id.to_public();
+    let text = Zeroizing::new(format!(
+        "# created: {}\n# public key: {public}\n{}\n",
+        rfc3339(now),
+        id.to_secret_string().as_str()
+    ));
+    match &args.output {
+        Some(p) if p.as_os_str() != "-" => {
+            if !args.force && std::fs::symlink_metadata(p).is_ok() {
+                return Err(usage(format!(
+                    "output file {} exists (use --force to overwrite it)",
+                    p.display()
+                )));
+            }
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(p)
+                .map_err(|e| Failure::Failed(format!("cannot write {}: {e}", p.display())))?;
+            f.write_all(text.as_bytes())?;
+            f.sync_all()?;
+            eprintln!("Public key: {public}");
+        }
+        _ => {
+            io::stdout().write_all(text.as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rfc3339_dates() {
+        assert_eq!(super::rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(super::rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(super::rfc3339(1_798_761_599), "2026-12-31T23:59:59Z");
+    }
+}

@@ -1,0 +1,331 @@
+//! End-to-end tests of `hwcrypt encrypt` / `decrypt` / `keygen`: round trips
+//! of every recipient type through the binary, the exit statuses (1 for a
+//! bad or tampered file, 2 for usage errors), and the output-file safety
+//! rules (nothing left behind on failure, no overwrite without --force,
+//! never the input file). Interop with the real `age` binary is in
+//! .ci/steps/50-age-interop.sh.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn hwcrypt(args: &[&str], dir: &Path, stdin: Option<&[u8]>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hwcrypt"));
+    cmd.args(args).current_dir(dir);
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("run hwcrypt");
+    let input = stdin.unwrap_or(b"").to_vec();
+    let mut pipe = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        let _ = pipe.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hwcrypt-age-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn data(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i * 13 + i / 97) as u8).collect()
+}
+
+fn ssh_key(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../hwcrypt-age/tests/data/ssh")
+        .join(name)
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Files in `dir` other than the given ones (temporary leftovers).
+fn leftovers(dir: &Path, expected: &[&str]) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !expected.contains(&n.as_str()))
+        .collect()
+}
+
+fn keygen(dir: &Path) -> String {
+    let o = hwcrypt(&["keygen", "-o", "key.txt"], dir, None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(dir.join("key.txt")).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("# public key: "))
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn x25519_round_trip_files_and_pipes() {
+    let dir = tempdir("x25519");
+    let recipient = keygen(&dir);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(dir.join("key.txt"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let y = hwcrypt(&["keygen", "-y", "key.txt"], &dir, None);
+    assert_eq!(String::from_utf8_lossy(&y.stdout).trim(), recipient);
+    for (len, threads) in [
+        (0, "1"),
+        (1, "2"),
+        (65536, "3"),
+        (65537, "1"),
+        (3 * 65536, "4"),
+        (2_500_000, "2"),
+    ] {
+        let msg = data(len);
+        std::fs::write(dir.join("in.bin"), &msg).unwrap();
+        let _ = std::fs::remove_file(dir.join("out.age"));
+        let o = hwcrypt(
+            &[
+                "encrypt", "-r", &recipient, "-j", threads, "-o", "out.age", "in.bin",
+            ],
+            &dir,
+            None,
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let o = hwcrypt(
+            &["decrypt", "-i", "key.txt", "-j", threads, "out.age"],
+            &dir,
+            None,
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(o.stdout == msg, "len {len}");
+        // Armored, through pipes.
+        let o = hwcrypt(&["encrypt", "-a", "-r", &recipient], &dir, Some(&msg));
+        assert!(
+            o.stdout
+                .starts_with(b"-----BEGIN AGE ENCRYPTED FILE-----\n")
+        );
+        let back = hwcrypt(&["decrypt", "-i", "key.txt"], &dir, Some(&o.stdout));
+        assert!(back.status.success(), "{}", stderr(&back));
+        assert!(back.stdout == msg);
+    }
+}
+
+#[test]
+fn ssh_and_recipient_files() {
+    let dir = tempdir("ssh");
+    let msg = data(70_000);
+    std::fs::write(dir.join("in.bin"), &msg).unwrap();
+    let recipient = keygen(&dir);
+    let list = format!(
+        "# a list\n{recipient}\n{}",
+        std::fs::read_to_string(ssh_key("id_rsa.pub")).unwrap()
+    );
+    std::fs::write(dir.join("list.txt"), list).unwrap();
+    let ed_pub = ssh_key("id_ed25519.pub");
+    let o = hwcrypt(
+        &[
+            "encrypt",
+            "-R",
+            "list.txt",
+            "-R",
+            ed_pub.to_str().unwrap(),
+            "-o",
+            "out.age",
+            "in.bin",
+        ],
+        &dir,
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    for id in [
+        ssh_key("id_ed25519"),
+        ssh_key("id_rsa"),
+        dir.join("key.txt"),
+    ] {
+        let o = hwcrypt(
+            &["decrypt", "-q", "-i", id.to_str().unwrap(), "out.age"],
+            &dir,
+            None,
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(o.stdout == msg);
+    }
+    let o = hwcrypt(
+        &[
+            "decrypt",
+            "-i",
+            ssh_key("id_ed25519_encrypted").to_str().unwrap(),
+            "out.age",
+        ],
+        &dir,
+        None,
+    );
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("passphrase-protected"));
+}
+
+#[test]
+fn passphrase_round_trip_and_rules() {
+    let dir = tempdir("pass");
+    std::fs::write(dir.join("pass.txt"), "correct horse\n").unwrap();
+    std::fs::write(dir.join("wrong.txt"), "wrong horse\n").unwrap();
+    let msg = data(1000);
+    let o = hwcrypt(
+        &["encrypt", "--passphrase-file", "pass.txt", "-a"],
+        &dir,
+        Some(&msg),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let file = o.stdout;
+    let o = hwcrypt(
+        &["decrypt", "--passphrase-file", "pass.txt"],
+        &dir,
+        Some(&file),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, msg);
+    let o = hwcrypt(
+        &["decrypt", "--passphrase-file", "wrong.txt"],
+        &dir,
+        Some(&file),
+    );
+    assert_eq!(code(&o), 1);
+    assert!(!stderr(&o).contains("horse"));
+    let recipient = keygen(&dir);
+    let o = hwcrypt(
+        &["encrypt", "--passphrase-file", "pass.txt", "-r", &recipient],
+        &dir,
+        Some(&msg),
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+}
+
+#[test]
+fn failures_exit_1_and_leave_nothing() {
+    let dir = tempdir("fail");
+    let recipient = keygen(&dir);
+    let msg = data(200_000);
+    let o = hwcrypt(&["encrypt", "-r", &recipient], &dir, Some(&msg));
+    let good = o.stdout;
+    let payload = good.windows(4).position(|w| w == b"--- ").unwrap();
+    let mut cases: Vec<(&str, Vec<u8>)> = Vec::new();
+    let mut flipped = good.clone();
+    flipped[good.len() - 100] ^= 1;
+    cases.push(("flipped payload", flipped));
+    cases.push((
+        "truncated at a chunk",
+        good[..good.len() - (200_000 - 3 * 65536) - 16].to_vec(),
+    ));
+    cases.push(("truncated", good[..good.len() - 1].to_vec()));
+    cases.push(("appended", [&good[..], b"x"].concat()));
+    let mut mac = good.clone();
+    mac[payload + 5] ^= 1;
+    cases.push(("header MAC", mac));
+    cases.push(("not age", b"hello\n".to_vec()));
+    cases.push(("empty", Vec::new()));
+    for (what, bytes) in cases {
+        std::fs::write(dir.join("bad.age"), &bytes).unwrap();
+        let o = hwcrypt(
+            &["decrypt", "-i", "key.txt", "-o", "plain.bin", "bad.age"],
+            &dir,
+            None,
+        );
+        assert_eq!(code(&o), 1, "{what}: {}", stderr(&o));
+        assert_eq!(
+            stderr(&o).lines().count(),
+            1,
+            "{what}: one line: {}",
+            stderr(&o)
+        );
+        assert!(
+            leftovers(&dir, &["key.txt", "bad.age"]).is_empty(),
+            "{what}: files left"
+        );
+    }
+    // Wrong key.
+    std::fs::write(dir.join("bad.age"), &good).unwrap();
+    let other = tempdir("fail-other");
+    keygen(&other);
+    let o = hwcrypt(
+        &[
+            "decrypt",
+            "-i",
+            other.join("key.txt").to_str().unwrap(),
+            "-o",
+            "p",
+            "bad.age",
+        ],
+        &dir,
+        None,
+    );
+    assert_eq!(code(&o), 1);
+    assert!(leftovers(&dir, &["key.txt", "bad.age"]).is_empty());
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let dir = tempdir("usage");
+    let recipient = keygen(&dir);
+    std::fs::write(dir.join("in.bin"), b"data").unwrap();
+    std::fs::write(dir.join("exists"), b"keep me").unwrap();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["encrypt", "in.bin"],
+        vec!["encrypt", "-r", "age1bogus", "in.bin"],
+        vec!["encrypt", "-r", &recipient, "-o", "exists", "in.bin"],
+        vec![
+            "encrypt", "-r", &recipient, "-o", "in.bin", "--force", "in.bin",
+        ],
+        vec!["encrypt", "-r", &recipient, "-j", "0", "in.bin"],
+        vec!["decrypt", "-i", "missing.txt", "in.bin"],
+        vec!["decrypt", "-i", "in.bin", "in.bin"],
+    ];
+    for args in cases {
+        let o = hwcrypt(&args, &dir, None);
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+    }
+    assert_eq!(std::fs::read(dir.join("exists")).unwrap(), b"keep me");
+    assert_eq!(std::fs::read(dir.join("in.bin")).unwrap(), b"data");
+    // A device is written in place (no temporary file beside /dev/null).
+    let o = hwcrypt(
+        &["encrypt", "-r", &recipient, "-o", "/dev/null", "in.bin"],
+        &dir,
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // --force replaces an existing output atomically.
+    let o = hwcrypt(
+        &[
+            "encrypt", "-r", &recipient, "-o", "exists", "--force", "in.bin",
+        ],
+        &dir,
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = hwcrypt(&["decrypt", "-i", "key.txt", "exists"], &dir, None);
+    assert_eq!(o.stdout, b"data");
+}
+
+#[test]
+fn identity_permissions_warn() {
+    let dir = tempdir("perm");
+    let recipient = keygen(&dir);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.join("key.txt"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let o = hwcrypt(&["encrypt", "-r", &recipient], &dir, Some(b"x"));
+    let d = hwcrypt(&["decrypt", "-i", "key.txt"], &dir, Some(&o.stdout));
+    assert!(d.status.success());
+    assert!(stderr(&d).contains("warning"), "{}", stderr(&d));
+    let secret = std::fs::read_to_string(dir.join("key.txt")).unwrap();
+    let secret_line = secret.lines().last().unwrap();
+    assert!(!stderr(&d).contains(secret_line));
+}
