@@ -70,8 +70,8 @@ providers = provider_sect
 alg_section = algorithm_sect
 
 [provider_sect]
-default = default_sect
-hwcrypt = hwcrypt_sect
+default=default_sect
+hwcrypt=hwcrypt_sect
 
 [default_sect]
 activate = 1
