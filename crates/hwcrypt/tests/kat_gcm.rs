@@ -182,8 +182,17 @@ fn run_file(
         if v.key.len() * 8 != v.key_bits {
             return Err(at("key length"));
         }
-        let k = AesGcm::with_backend(&v.key, backend).map_err(|e| at(&e.to_string()))?;
+        let mut k = AesGcm::with_backend(&v.key, backend).map_err(|e| at(&e.to_string()))?;
         via_stream(&k, v, decrypt).map_err(|e| at(&format!("stream: {e}")))?;
+        // The one-shot API binds the tag length to the key and offers
+        // 12..=16 bytes; the 32- and 64-bit-tag vectors run through the
+        // stream above only, and the key refuses their length.
+        if let Err(e) = k.set_tag_len(v.tag_bits / 8) {
+            if matches!(v.tag_bits, 32 | 64) && matches!(e, Error::InvalidTagLength { .. }) {
+                continue;
+            }
+            return Err(at(&format!("set_tag_len: {e}")));
+        }
         let full = v.iv.len() == 12 && v.tag_bits == 128;
         if !decrypt {
             let pt = v.pt.as_ref().expect("checked by the parser");
@@ -411,8 +420,8 @@ fn tamper(backend: Backend) -> Result<(), String> {
         (128, 1, 3, 12, 16),
         (256, 37, 20, 12, 16),
         (192, 129, 17, 12, 12),
-        (256, 200, 0, 8, 8),
-        (128, 16, 16, 1, 4),
+        (256, 200, 0, 8, 13),
+        (128, 16, 16, 1, 14),
         (256, 300, 40, 60, 16),
         // Long enough for the wide backends' bulk path (whole 256-byte
         // chunks) plus a tail; every 61st bit of the ciphertext is flipped.
@@ -420,7 +429,8 @@ fn tamper(backend: Backend) -> Result<(), String> {
         (256, 4100, 33, 12, 16),
     ] {
         let key = key_for(bits, &mut rng);
-        let k = AesGcm::with_backend(&key, backend).map_err(|e| e.to_string())?;
+        let mut k = AesGcm::with_backend(&key, backend).map_err(|e| e.to_string())?;
+        k.set_tag_len(tag_len).map_err(|e| e.to_string())?;
         let mut pt = vec![0u8; len];
         rng.fill(&mut pt[..]);
         let mut aad = vec![0u8; aad_len];
@@ -466,13 +476,14 @@ fn tamper(backend: Backend) -> Result<(), String> {
             n[bit / 8] ^= 1 << (bit % 8);
             check(&n, &aad, &ct, &tag, &format!("nonce bit {bit}"))?;
         }
-        // One byte short: a prefix of the tag of an allowed length verifies
-        // (the receiver fixes the tag length); any other length is refused.
-        let mut buf = ct.clone();
-        match k.open_in_place_detached_with(&iv, &aad, &mut buf, &tag[..tag.len() - 1]) {
-            Ok(()) if tag_len > 13 => {}
-            Err(Error::InvalidTagLength { .. }) if tag_len <= 12 => {}
-            r => return Err(format!("{what}: tag one byte short: {r:?}")),
+        // A prefix of the tag is refused (the key fixes the tag length),
+        // and the buffer is zeroed.
+        for short in [4, 8, tag.len() - 1] {
+            let mut buf = ct.clone();
+            match k.open_in_place_detached_with(&iv, &aad, &mut buf, &tag[..short]) {
+                Err(Error::InvalidTagLength { .. }) if buf.iter().all(|&b| b == 0) => {}
+                r => return Err(format!("{what}: {short}-byte tag prefix: {r:?}")),
+            }
         }
         // The untampered message opens.
         let mut buf = ct.clone();

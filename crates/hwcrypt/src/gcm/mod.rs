@@ -5,7 +5,13 @@
 //! 16-byte tags). The explicit [`AesGcm::seal_in_place_detached_with`] and
 //! [`AesGcm::open_in_place_detached_with`] take IVs of any length of at least
 //! one byte (`J0 = GHASH(IV || 0-pad || [len(IV)]_64)` for lengths other
-//! than 12) and the shorter tags SP 800-38D allows (4, 8 and 12..=16 bytes).
+//! than 12) and tags of the key's tag length: 16 bytes unless set to 12..=16
+//! with [`AesGcm::set_tag_len`]. A tag of any other length is refused, so a
+//! receiver that slices the tag from the wire cannot be made to check a
+//! shorter one. 4- and 8-byte tags (SP 800-38D Appendix C) are not offered:
+//! they are safe only under limits on the number of decryptions per key,
+//! which a key object cannot enforce (RustCrypto's `aes-gcm` and Go's
+//! `crypto/cipher` also stop at 12).
 //!
 //! ```
 //! use hwcrypt::aead::Aead;
@@ -14,11 +20,15 @@
 //! let sealed = key.seal(&[0; 12], b"header", b"attack at dawn")?; // ciphertext || tag
 //! assert_eq!(key.open(&[0; 12], b"header", &sealed)?, b"attack at dawn");
 //!
-//! // An 8-byte IV and an 8-byte tag, through the explicit API.
+//! // An 8-byte IV and a 12-byte tag, through the explicit API.
+//! let mut key = key;
+//! key.set_tag_len(12)?;
 //! let mut buf = *b"short tag";
-//! let tag = key.seal_in_place_detached_with(&[1; 8], b"", &mut buf, 8)?;
+//! let tag = key.seal_in_place_detached_with(&[1; 8], b"", &mut buf, 12)?;
 //! key.open_in_place_detached_with(&[1; 8], b"", &mut buf, tag.as_bytes())?;
 //! assert_eq!(&buf, b"short tag");
+//! // A prefix of the tag is not accepted.
+//! assert!(key.open_in_place_detached_with(&[1; 8], b"", &mut buf, &tag.as_bytes()[..4]).is_err());
 //! # Ok::<(), hwcrypt::Error>(())
 //! ```
 //!
@@ -85,11 +95,13 @@ pub const MAX_AAD_LEN: u64 = (1 << 61) - 1;
 pub const MAX_IV_LEN: u64 = (1 << 61) - 1;
 
 /// A tag of one of the lengths SP 800-38D allows (4, 8, 12, 13, 14, 15 or 16
-/// bytes): the leading bytes of the full tag.
+/// bytes; [`AesGcm`] makes 12..=16, [`AesGcmStream`] all of them): the
+/// leading bytes of the full tag.
 ///
 /// ```
 /// use hwcrypt::gcm::AesGcm;
-/// let key = AesGcm::new(&[1u8; 16])?;
+/// let mut key = AesGcm::new(&[1u8; 16])?;
+/// key.set_tag_len(12)?;
 /// let iv = [0u8; 12];
 /// let mut data = *b"short tag";
 /// let tag = key.seal_in_place_detached_with(&iv, b"", &mut data, 12)?; // 12-byte tag
@@ -145,8 +157,31 @@ fn check_tag_len(len: usize) -> Result<()> {
     }
 }
 
-// The x86 keys hold precomputed powers of H and are larger than the soft
-// one; boxing them would cost an allocation per key.
+/// Whether an [`AesGcm`] key may use tags of `len` bytes (12..=16; see
+/// the module docs for why not 4 or 8).
+fn check_key_tag_len(len: usize) -> Result<()> {
+    if (12..=16).contains(&len) {
+        Ok(())
+    } else {
+        Err(Error::InvalidTagLength {
+            expected: "12..=16",
+            got: len,
+        })
+    }
+}
+
+/// The tag length of a seal or open is the key's, [`AesGcm::tag_len`].
+fn check_tag_is_keys(len: usize, key_tag_len: usize) -> Result<()> {
+    if len == key_tag_len {
+        Ok(())
+    } else {
+        Err(Error::InvalidTagLength {
+            expected: "the key's tag length (AesGcm::set_tag_len)",
+            got: len,
+        })
+    }
+}
+
 /// The key of one backend, in its heap home ([`SecretBox`]): built in
 /// place, never moved, wiped on drop (see [`crate::secret`]).
 #[derive(Clone)]
@@ -176,6 +211,8 @@ enum Inner {
 pub struct AesGcm {
     inner: Inner,
     size: KeySize,
+    /// Tag length of the explicit API, 12..=16 (16 unless set).
+    tag_len: usize,
 }
 
 impl AesGcm {
@@ -215,12 +252,34 @@ impl AesGcm {
             }
             _ => return Err(unavailable()),
         };
-        Ok(AesGcm { inner, size })
+        Ok(AesGcm {
+            inner,
+            size,
+            tag_len: 16,
+        })
     }
 
     /// AES-128, -192 or -256.
     pub fn key_size(&self) -> KeySize {
         self.size
+    }
+
+    /// The length of the tags [`seal_in_place_detached_with`] makes and
+    /// [`open_in_place_detached_with`] accepts: 16 unless set.
+    ///
+    /// [`seal_in_place_detached_with`]: AesGcm::seal_in_place_detached_with
+    /// [`open_in_place_detached_with`]: AesGcm::open_in_place_detached_with
+    pub fn tag_len(&self) -> usize {
+        self.tag_len
+    }
+
+    /// Binds this key to tags of `tag_len` bytes (12..=16) for the explicit
+    /// API; tags of any other length are then refused. The [`Aead`]
+    /// interface always uses 16-byte tags and refuses a key set otherwise.
+    pub fn set_tag_len(&mut self, tag_len: usize) -> Result<()> {
+        check_key_tag_len(tag_len)?;
+        self.tag_len = tag_len;
+        Ok(())
     }
 
     /// Internal, for the stack-residue test (feature `residue-test`): the
@@ -379,7 +438,8 @@ impl AesGcm {
     }
 
     /// Encrypts `in_out` in place under an IV of any length (at least one
-    /// byte) and returns a tag of `tag_len` bytes (4, 8 or 12..=16).
+    /// byte) and returns a tag of `tag_len` bytes, which must be the key's
+    /// [`tag_len`](AesGcm::tag_len) (an [`Error::InvalidTagLength`] otherwise).
     pub fn seal_in_place_detached_with(
         &self,
         iv: &[u8],
@@ -387,7 +447,7 @@ impl AesGcm {
         in_out: &mut [u8],
         tag_len: usize,
     ) -> Result<GcmTag> {
-        check_tag_len(tag_len)?;
+        check_tag_is_keys(tag_len, self.tag_len)?;
         let bytes = self.seal_full(iv, aad, in_out)?;
         Ok(GcmTag {
             bytes,
@@ -395,10 +455,11 @@ impl AesGcm {
         })
     }
 
-    /// Verifies a tag of 4, 8 or 12..=16 bytes (its length is the tag length
-    /// the message was sealed with) under an IV of any length (at least one
-    /// byte), then decrypts `in_out` in place. On failure `in_out` is zeroed
-    /// and the error is [`Error::AuthenticationFailed`].
+    /// Verifies a tag of the key's [`tag_len`](AesGcm::tag_len) under an IV
+    /// of any length (at least one byte), then decrypts `in_out` in place.
+    /// A tag of another length is an [`Error::InvalidTagLength`] (never a
+    /// check of fewer bytes). On any failure `in_out` is zeroed; a wrong
+    /// tag is [`Error::AuthenticationFailed`].
     pub fn open_in_place_detached_with(
         &self,
         iv: &[u8],
@@ -406,8 +467,12 @@ impl AesGcm {
         in_out: &mut [u8],
         tag: &[u8],
     ) -> Result<()> {
-        check_tag_len(tag.len())?;
-        self.open_full(iv, aad, in_out, tag)
+        let r = check_tag_is_keys(tag.len(), self.tag_len)
+            .and_then(|()| self.open_full(iv, aad, in_out, tag));
+        if r.is_err() {
+            in_out.zeroize();
+        }
+        r
     }
 }
 
@@ -454,6 +519,7 @@ impl Aead for AesGcm {
 
     fn seal_in_place_detached(&self, nonce: &[u8], aad: &[u8], in_out: &mut [u8]) -> Result<Tag> {
         check_nonce(nonce)?;
+        check_tag_is_keys(aead::TAG_LEN, self.tag_len)?;
         self.seal_full(nonce, aad, in_out)
     }
 
@@ -466,6 +532,7 @@ impl Aead for AesGcm {
     ) -> Result<()> {
         check_nonce(nonce)?;
         let tag = aead::full_tag(tag)?;
+        check_tag_is_keys(aead::TAG_LEN, self.tag_len)?;
         self.open_full(nonce, aad, in_out, tag)
     }
 }

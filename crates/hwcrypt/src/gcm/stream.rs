@@ -33,9 +33,15 @@ use zeroize::Zeroize;
 /// [`AesGcm::open_in_place_detached_with`], which zeroes its output on failure.
 ///
 /// The key is any `K: Borrow<AesGcm>`: owned, `&AesGcm` or `Arc<AesGcm>`.
-/// The tag length (16 unless chosen with [`with_tag_len`](Self::with_tag_len))
-/// is bound to the stream: `finish` returns tags of that length and `verify`
-/// accepts only tags of that length, so a truncated tag cannot be slipped in.
+/// The tag length is bound to the stream: the key's
+/// ([`AesGcm::tag_len`], 16 unless set), or one chosen with
+/// [`with_tag_len`](Self::with_tag_len) / [`set_tag_len`](Self::set_tag_len).
+/// `finish` returns tags of that length and `verify` accepts only tags of
+/// that length, so a truncated tag cannot be slipped in. Unlike the key, a
+/// stream also offers SP 800-38D's 4- and 8-byte tags, which OpenSSL's EVP
+/// accepts; they are safe only under the limits of SP 800-38D Appendix C on
+/// the number of messages and decryption attempts per key, which the
+/// caller must enforce.
 /// The message state (`E(K, J0)`, the GHASH accumulator, buffered keystream)
 /// is wiped on drop; `Debug` shows only the algorithm, backend and phase.
 ///
@@ -92,11 +98,13 @@ pub struct AesGcmStream<K = AesGcm> {
 }
 
 impl<K: Borrow<AesGcm>> AesGcmStream<K> {
-    /// A stream with 16-byte tags; [`start`](Self::start) begins a message.
+    /// A stream with the key's tag length ([`AesGcm::tag_len`]: 16 unless
+    /// set); [`start`](Self::start) begins a message.
     pub fn new(key: K) -> Self {
+        let tag_len = key.borrow().tag_len();
         AesGcmStream {
             key,
-            tag_len: 16,
+            tag_len,
             phase: Phase::Idle,
             mask: [0; BLOCK_SIZE],
             acc: [0; BLOCK_SIZE],
@@ -110,7 +118,7 @@ impl<K: Borrow<AesGcm>> AesGcmStream<K> {
     }
 
     /// A stream whose tags are `tag_len` bytes (4, 8 or 12..=16, as
-    /// SP 800-38D allows; shorter tags are weaker, see its appendix C).
+    /// SP 800-38D allows; 4 and 8 only within its Appendix C limits).
     pub fn with_tag_len(key: K, tag_len: usize) -> Result<Self> {
         check_tag_len(tag_len)?;
         let mut s = AesGcmStream::new(key);
