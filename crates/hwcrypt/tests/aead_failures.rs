@@ -8,6 +8,8 @@
 //!   buffer lengths), leaves the output zeroed, in place and separate
 //!   (review finding 3).
 
+use hwcrypt::aead::Aead;
+use hwcrypt::chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
 use hwcrypt::gcm::AesGcm;
 use hwcrypt::registry::{self, Algorithm};
 use hwcrypt::{Backend, Error, cpu};
@@ -90,5 +92,87 @@ fn gcm_tag_length_is_set_on_the_key() {
                 assert_eq!(buf, [0; 40]);
             }
         }
+    }
+}
+
+/// Every way `open` can fail, in place and into a separate buffer
+/// (prefilled with garbage): the output is all zero afterwards.
+fn failed_opens_leave_zeros<A: Aead>(name: &str, k: &A) {
+    let nonce = vec![7; A::NONCE_LEN];
+    let mut ct = *MSG;
+    let tag = k.seal_in_place_detached(&nonce, b"aad", &mut ct).unwrap();
+    let mut bad_tag = tag;
+    bad_tag[0] ^= 1;
+    let long_tag = [&tag[..], &[0]].concat();
+    let short_nonce = vec![7; A::NONCE_LEN - 1];
+    let long_nonce = vec![7; A::NONCE_LEN + 1];
+    let cases: [(&str, &[u8], &[u8]); 7] = [
+        ("wrong tag", &nonce, &bad_tag),
+        ("empty tag", &nonce, &[]),
+        ("12-byte tag", &nonce, &tag[..12]),
+        ("15-byte tag", &nonce, &tag[..15]),
+        ("17-byte tag", &nonce, &long_tag),
+        ("short nonce", &short_nonce, &tag),
+        ("long nonce", &long_nonce, &tag),
+    ];
+    for (what, n, t) in cases {
+        let mut buf = ct;
+        let r = k.open_in_place_detached(n, b"aad", &mut buf, t);
+        assert!(
+            r.is_err(),
+            "{name} {}: {what}: opened in place",
+            k.backend()
+        );
+        assert_eq!(
+            buf,
+            [0; 40],
+            "{name} {}: {what}: in place left data ({r:?})",
+            k.backend()
+        );
+        let mut out = [0xa5; 40];
+        let r = k.open_detached(n, b"aad", &ct, t, &mut out);
+        assert!(
+            r.is_err(),
+            "{name} {}: {what}: opened separate",
+            k.backend()
+        );
+        assert_eq!(
+            out,
+            [0; 40],
+            "{name} {}: {what}: separate left data ({r:?})",
+            k.backend()
+        );
+    }
+    // Buffers of different lengths: nothing to decrypt, and the output is
+    // still zeroed.
+    let mut out = [0xa5; 39];
+    let r = k.open_detached(&nonce, b"aad", &ct, &tag, &mut out);
+    assert!(
+        matches!(r, Err(Error::LengthMismatch { .. })),
+        "{name}: {r:?}"
+    );
+    assert_eq!(
+        out,
+        [0; 39],
+        "{name} {}: length mismatch left data",
+        k.backend()
+    );
+    // And the genuine message opens both ways.
+    let mut out = [0; 40];
+    k.open_detached(&nonce, b"aad", &ct, &tag, &mut out)
+        .unwrap();
+    assert_eq!(&out, MSG);
+}
+
+#[test]
+fn every_failed_open_leaves_the_output_zeroed() {
+    for backend in runnable(Algorithm::AesGcm) {
+        failed_opens_leave_zeros("aes-gcm", &AesGcm::with_backend(&[9; 16], backend).unwrap());
+    }
+    for backend in runnable(Algorithm::ChaCha20Poly1305) {
+        let k = ChaCha20Poly1305::with_backend(&[9; 32], backend).unwrap();
+        failed_opens_leave_zeros("chacha20-poly1305", &k);
+        let k = XChaCha20Poly1305::with_backend(&[9; 32], backend).unwrap();
+        failed_opens_leave_zeros("xchacha20-poly1305", &k);
     }
 }

@@ -63,7 +63,9 @@ pub trait Aead {
 
     /// Verifies `tag` over `aad` and the ciphertext in `in_out`, then decrypts
     /// it in place. If the tag does not verify, `in_out` is zeroed and the
-    /// result is [`Error::AuthenticationFailed`].
+    /// result is [`Error::AuthenticationFailed`]; on any other error (nonce
+    /// or tag length, message too long) `in_out` is zeroed too, so a failed
+    /// open never leaves anything a caller could take for plaintext.
     fn open_in_place_detached(
         &self,
         nonce: &[u8],
@@ -86,7 +88,8 @@ pub trait Aead {
     }
 
     /// Verifies and decrypts `ciphertext` into `plaintext` (same length); on
-    /// failure `plaintext` is zeroed.
+    /// any failure (including a length or parameter error) `plaintext` is
+    /// zeroed.
     fn open_detached(
         &self,
         nonce: &[u8],
@@ -95,9 +98,13 @@ pub trait Aead {
         tag: &[u8],
         plaintext: &mut [u8],
     ) -> Result<()> {
-        same_len(ciphertext, plaintext)?;
-        plaintext.copy_from_slice(ciphertext);
-        self.open_in_place_detached(nonce, aad, plaintext, tag)
+        let r = same_len(ciphertext, plaintext).and_then(|()| {
+            plaintext.copy_from_slice(ciphertext);
+            self.open_in_place_detached(nonce, aad, plaintext, tag)
+        });
+        // The copy above put ciphertext in `plaintext`: whatever failed
+        // (lengths, nonce, tag length, tag), leave zeros, not that.
+        wipe_on_error(plaintext, r)
     }
 
     /// Returns `ciphertext || tag`.
@@ -144,6 +151,15 @@ pub(crate) fn verify_or_wipe(expected: &[u8], tag: &[u8], buf: &mut [u8]) -> Res
         buf.zeroize();
         Err(Error::AuthenticationFailed)
     }
+}
+
+/// `r`, after zeroing `buf` if `r` is an error: every failed open leaves
+/// its output zeroed, whatever failed.
+pub(crate) fn wipe_on_error(buf: &mut [u8], r: Result<()>) -> Result<()> {
+    if r.is_err() {
+        buf.zeroize();
+    }
+    r
 }
 
 /// Checks a full-length tag argument.

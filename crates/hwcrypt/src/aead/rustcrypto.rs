@@ -144,9 +144,15 @@ macro_rules! rustcrypto_aead {
                 tag: &Tag<Self>,
             ) -> aead::Result<()> {
                 let buf = buffer.into_out_with_copied_in();
-                self.hw()
-                    .open_in_place_detached(nonce.as_slice(), associated_data, buf, tag.as_slice())
-                    .map_err(|_| aead::Error)
+                let r = self.hw().open_in_place_detached(
+                    nonce.as_slice(),
+                    associated_data,
+                    buf,
+                    tag.as_slice(),
+                );
+                // hwcrypt zeroes on every failure; say so where the copied
+                // ciphertext would otherwise stay.
+                crate::aead::wipe_on_error(buf, r).map_err(|_| aead::Error)
             }
         }
     };

@@ -20,6 +20,14 @@
 //! assert_eq!(key.open(&[0; 12], b"header", &sealed)?, b"attack at dawn");
 //! # Ok::<(), hwcrypt::Error>(())
 //! ```
+//!
+//! Key material in memory: the key words live on the heap, written in place
+//! and wiped on drop (`secret.rs`); the kernels read the initial state
+//! from a wiped array instead of holding it across the rounds, finish
+//! Poly1305 by reference and wipe the XChaCha20 subkey. Declared residue
+//! (checked by `tests/stack_residue.rs`): built without LTO, the `avx512`
+//! kernel leaves broadcast key words (compiler spills). See docs/security.md,
+//! "Key material in memory".
 
 mod chacha20_soft;
 mod poly1305_soft;
@@ -291,17 +299,9 @@ impl Core {
         output: &mut [u8],
         tag: &[u8],
     ) -> Result<()> {
-        let tag = match aead::full_tag(tag) {
-            Ok(t) => t,
-            Err(e) => {
-                // Nothing was decrypted, but never leave a separate output
-                // holding anything a caller might mistake for plaintext.
-                if input.is_some() {
-                    output.zeroize();
-                }
-                return Err(e);
-            }
-        };
+        // On an error here nothing was decrypted; the callers zero the
+        // output all the same (`aead::wipe_on_error`).
+        let tag = aead::full_tag(tag)?;
         check_len(output.len())?;
         let mut expected = self.engine.run(false, key, nonce, aad, input, output);
         let r = aead::verify_or_wipe(&expected, tag, output);
@@ -381,7 +381,9 @@ macro_rules! chacha_aead {
                 in_out: &mut [u8],
                 tag: &[u8],
             ) -> Result<()> {
-                self.with_key_and_nonce(nonce, |k, n| self.core.open(k, n, aad, None, in_out, tag))
+                let r = self
+                    .with_key_and_nonce(nonce, |k, n| self.core.open(k, n, aad, None, in_out, tag));
+                aead::wipe_on_error(in_out, r)
             }
 
             fn seal_detached(
@@ -405,10 +407,12 @@ macro_rules! chacha_aead {
                 tag: &[u8],
                 plaintext: &mut [u8],
             ) -> Result<()> {
-                same_len(ciphertext, plaintext)?;
-                self.with_key_and_nonce(nonce, |k, n| {
-                    self.core.open(k, n, aad, Some(ciphertext), plaintext, tag)
-                })
+                let r = same_len(ciphertext, plaintext).and_then(|()| {
+                    self.with_key_and_nonce(nonce, |k, n| {
+                        self.core.open(k, n, aad, Some(ciphertext), plaintext, tag)
+                    })
+                });
+                aead::wipe_on_error(plaintext, r)
             }
         }
 

@@ -59,6 +59,13 @@
 //! reduction; `vaes-avx2` does the same on ymm registers with VAES and
 //! VPCLMULQDQ, 16 blocks per reduction; `vaes-avx512` on zmm registers,
 //! 32 blocks per reduction.
+//!
+//! Key material in memory: the key (round keys, H and its powers) lives on
+//! the heap, expanded in place and wiped on drop (`secret.rs`). Declared
+//! residue (compiler spills, checked by `tests/stack_residue.rs`): with
+//! AES-128, the `aesni`, `vaes-avx2` and `vaes-avx512` seal/open kernels leave
+//! 1-2 round keys on the dead stack. See docs/security.md, "Key material in
+//! memory".
 
 pub(crate) mod ghash_soft;
 mod stream;
@@ -469,10 +476,7 @@ impl AesGcm {
     ) -> Result<()> {
         let r = check_tag_is_keys(tag.len(), self.tag_len)
             .and_then(|()| self.open_full(iv, aad, in_out, tag));
-        if r.is_err() {
-            in_out.zeroize();
-        }
-        r
+        aead::wipe_on_error(in_out, r)
     }
 }
 
@@ -530,10 +534,13 @@ impl Aead for AesGcm {
         in_out: &mut [u8],
         tag: &[u8],
     ) -> Result<()> {
-        check_nonce(nonce)?;
-        let tag = aead::full_tag(tag)?;
-        check_tag_is_keys(aead::TAG_LEN, self.tag_len)?;
-        self.open_full(nonce, aad, in_out, tag)
+        let r = check_nonce(nonce)
+            .and_then(|()| aead::full_tag(tag))
+            .and_then(|tag| {
+                check_tag_is_keys(aead::TAG_LEN, self.tag_len)?;
+                self.open_full(nonce, aad, in_out, tag)
+            });
+        aead::wipe_on_error(in_out, r)
     }
 }
 
