@@ -6,10 +6,12 @@
 //! time) or *random* (a fresh secret). Welch's t-test compares the two
 //! timing distributions, raw and cropped at several percentiles (dudect's
 //! cropping drops the long tail that interrupts add); the largest |t| is
-//! reported. |t| > 4.5 is dudect's "probably not constant time"; this test
-//! fails at |t| > 10, so that noise from a shared machine does not fail CI
-//! while a real secret-dependent timing (which grows |t| with the number of
-//! measurements) does.
+//! reported. |t| > 4.5 is dudect's "probably not constant time" and is
+//! printed as `suspect`; the test fails at |t| > 25, a level the control
+//! case (an early-exit comparison, which must exceed it) reaches within the
+//! same budget, while the physical effects a shared machine adds (load,
+//! data-dependent power and clock) stay below it. See docs/testing.md for
+//! the figures and what `suspect` cases mean.
 //!
 //! Not part of `cargo test` (`test = false`): `.ci/steps/14-constant-time.sh`
 //! runs it with `DUDECT_SECONDS` per case (5 by default); the long run is
@@ -25,8 +27,20 @@ use rand::{Rng, SeedableRng};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-/// Fail above this |t|.
-const FAIL_T: f64 = 10.0;
+/// The fixed-class input: a random-looking constant with about half its
+/// bits set, not zeros (an all-zero input can change the CPU's power draw
+/// and clock, a physical effect dudect would see but the code does not
+/// cause).
+const FIXED_64: [u8; 64] = [
+    0x3c, 0xa1, 0x5e, 0x97, 0x0b, 0xd2, 0x68, 0xf4, 0x21, 0x8e, 0x5b, 0xc7, 0x96, 0x3a, 0xe1, 0x4d,
+    0x72, 0x19, 0xaf, 0x60, 0xd5, 0x8b, 0x34, 0xce, 0x07, 0x9d, 0x62, 0xb8, 0x4f, 0xe3, 0x15, 0xa6,
+    0xc9, 0x58, 0x2e, 0xf1, 0x83, 0x46, 0xba, 0x1d, 0x6c, 0xd7, 0x39, 0x84, 0xfb, 0x20, 0x95, 0x6e,
+    0x13, 0xac, 0x77, 0xd8, 0x4a, 0xe6, 0x0f, 0x92, 0xb5, 0x2c, 0x61, 0xdf, 0x88, 0x57, 0xc3, 0x3e,
+];
+
+/// Fail above this |t|. The control (an early-exit comparison) must exceed
+/// it in the same budget, so it is a level a real leak reaches.
+const FAIL_T: f64 = 25.0;
 /// Measurements per batch (classes drawn, inputs prepared, then timed).
 const BATCH: usize = 10_000;
 
@@ -130,8 +144,10 @@ impl Case {
 
 /// Measures `op` on inputs of class 0 (fixed) or 1 (random) for `budget`.
 /// `prepare(class, rng, slot)` fills one input; `op(slot)` is timed.
+/// `control`: a case that must leak (labelled by the caller).
 fn run<I: Clone>(
     name: &str,
+    control: bool,
     budget: Duration,
     make: impl Fn() -> I,
     prepare: impl Fn(usize, &mut StdRng, &mut I),
@@ -162,10 +178,12 @@ fn run<I: Clone>(
         case.add(&times);
     }
     let (t, crop, n) = case.worst();
-    let verdict = if t > FAIL_T {
+    let verdict = if control {
+        "ctl"
+    } else if t > FAIL_T {
         "FAIL"
     } else if t > 4.5 {
-        "ok (above 4.5: re-run long)"
+        "suspect (above 4.5: re-run long on an idle machine)"
     } else {
         "ok"
     };
@@ -193,11 +211,12 @@ fn main() {
     //    key: all-zero plaintext against random plaintexts.
     results.push(run(
         "soft AES-128 encrypt, fixed vs random plaintext",
+        false,
         budget,
         || [0u8; 64],
         |c, rng, buf| {
             if c == 0 {
-                *buf = [0; 64];
+                *buf = FIXED_64;
             } else {
                 rng.fill(&mut buf[..]);
             }
@@ -212,11 +231,12 @@ fn main() {
     // 2. AES-256 key schedule: a fixed key against random keys.
     results.push(run(
         "soft AES-256 key schedule, fixed vs random key",
+        false,
         budget,
         || [0u8; 32],
         |c, rng, key| {
             if c == 0 {
-                *key = [0x11; 32];
+                key.copy_from_slice(&FIXED_64[..32]);
             } else {
                 rng.fill(&mut key[..]);
             }
@@ -229,13 +249,15 @@ fn main() {
     // 3. GHASH over 256 bytes of AAD (one AES for the tag mask), fixed key:
     //    all-zero data against random data.
     let gcm = AesGcm::with_backend(&fixed_key, Backend::Soft).unwrap();
+    let fixed_256: [u8; 256] = core::array::from_fn(|i| FIXED_64[i % 64] ^ (i as u8));
     results.push(run(
         "soft GHASH (AES-128-GCM, 256-byte AAD), fixed vs random data",
+        false,
         budget,
         || [0u8; 256],
         |c, rng, aad| {
             if c == 0 {
-                *aad = [0; 256];
+                *aad = fixed_256;
             } else {
                 rng.fill(&mut aad[..]);
             }
@@ -253,6 +275,7 @@ fn main() {
     let data = [0x5au8; 256];
     results.push(run(
         "soft GHASH (AES-128-GCM, 256-byte AAD), fixed vs random key (H)",
+        false,
         budget,
         || gcm.clone(),
         |c, rng, k| {
@@ -275,7 +298,8 @@ fn main() {
     let secret = [0x77u8; 512];
     let control = run(
         "control: early-exit comparison (must be detected)",
-        budget.min(Duration::from_secs(1)),
+        true,
+        budget.min(Duration::from_secs(2)),
         || [0u8; 512],
         |c, rng, probe| {
             if c == 0 {
@@ -288,7 +312,7 @@ fn main() {
             black_box(black_box(&probe[..]) == black_box(&secret[..]));
         },
     );
-    let control_ok = control > 4.5;
+    let control_ok = control > FAIL_T;
     println!(
         "{} control: max |t| = {control:.2} ({})",
         if control_ok { "ok  " } else { "FAIL" },

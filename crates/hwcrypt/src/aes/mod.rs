@@ -5,6 +5,15 @@
 //! run, and [`Aes::with_backend`] forces one by name. The modes in
 //! [`crate::modes`] are written once over the `AesKernels` each backend
 //! provides; a backend only supplies the kernels.
+//!
+//! Key material in memory: an [`Aes`] keeps its schedule on the heap,
+//! expanded in place and wiped on drop (`secret.rs`), so making,
+//! moving, re-keying or dropping a key leaves no copy on the stack. Declared
+//! residue (compiler spills, checked by `tests/stack_residue.rs`): the
+//! `aesni` CTR kernels leave 1-3 round keys of AES-192/256 (rounds 0-1 are
+//! the raw key) and its CFB128 decryption up to 10 round keys under fat
+//! LTO; `vaes-avx512` ECB and CBC decryption leave their zmm schedule when
+//! built without LTO. See docs/security.md, "Key material in memory".
 
 pub(crate) mod soft;
 

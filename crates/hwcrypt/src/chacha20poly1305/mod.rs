@@ -20,6 +20,14 @@
 //! assert_eq!(key.open(&[0; 12], b"header", &sealed)?, b"attack at dawn");
 //! # Ok::<(), hwcrypt::Error>(())
 //! ```
+//!
+//! Key material in memory: the key words live on the heap, written in place
+//! and wiped on drop (`secret.rs`); the kernels read the initial state
+//! from a wiped array instead of holding it across the rounds, finish
+//! Poly1305 by reference and wipe the XChaCha20 subkey. Declared residue
+//! (checked by `tests/stack_residue.rs`): built without LTO, the `avx512`
+//! kernel leaves broadcast key words (compiler spills). See docs/security.md,
+//! "Key material in memory".
 
 mod chacha20_soft;
 mod poly1305_soft;

@@ -59,6 +59,13 @@
 //! reduction; `vaes-avx2` does the same on ymm registers with VAES and
 //! VPCLMULQDQ, 16 blocks per reduction; `vaes-avx512` on zmm registers,
 //! 32 blocks per reduction.
+//!
+//! Key material in memory: the key (round keys, H and its powers) lives on
+//! the heap, expanded in place and wiped on drop (`secret.rs`). Declared
+//! residue (compiler spills, checked by `tests/stack_residue.rs`): with
+//! AES-128, the `aesni`, `vaes-avx2` and `vaes-avx512` seal/open kernels leave
+//! 1-2 round keys on the dead stack. See docs/security.md, "Key material in
+//! memory".
 
 pub(crate) mod ghash_soft;
 mod stream;
