@@ -93,15 +93,15 @@ for out in null file; do
             jl="-j $(nproc)"
             jarg=()
             if [ -n "$j" ]; then jl="-j 1"; jarg=(-j 1); fi
-            case_ "hwcrypt encrypt $jl$label" in.bin "$out" -- \
+            case_ "hwcrypt: encrypt $jl$label" in.bin "$out" -- \
                 "${envc[@]}" "$HW" encrypt -q "${jarg[@]}" -r "$R" in.bin
-            case_ "hwcrypt decrypt $jl$label" in.age "$out" -- \
+            case_ "hwcrypt: decrypt $jl$label" in.age "$out" -- \
                 "${envc[@]}" "$HW" decrypt -q "${jarg[@]}" -i key.txt in.age
         done
     done
 done
-case_ "hwcrypt encrypt -j $(nproc) -o FILE" in.bin fsync -- "$HW" encrypt -q -r "$R" -o out in.bin
-case_ "hwcrypt decrypt -j $(nproc) -o FILE" in.age fsync -- "$HW" decrypt -q -i key.txt -o out in.age
+case_ "hwcrypt: encrypt -j $(nproc) -o FILE" in.bin fsync -- "$HW" encrypt -q -r "$R" -o out in.bin
+case_ "hwcrypt: decrypt -j $(nproc) -o FILE" in.age fsync -- "$HW" decrypt -q -i key.txt -o out in.age
 case_ "dd bs=1M conv=fsync" in.bin fsync -- dd if=in.bin of=out bs=1M conv=fsync status=none
 echo
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
