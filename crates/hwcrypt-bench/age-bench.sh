@@ -14,7 +14,9 @@
 # Each case: one untimed warm-up run (so the output pages are not touched
 # for the first time while timed), then REPS timed runs, each preceded by a
 # re-read of the input into the page cache; median wall seconds, GB/s =
-# 1e9 B/s of plaintext, and the largest max RSS (GNU time) of the runs.
+# 1e9 B/s of plaintext, the median CPU seconds (user + system: robust when
+# the machine is shared, where wall time is not) as GB per CPU-second, and
+# the largest max RSS (GNU time) of the runs.
 #
 # Usage: crates/hwcrypt-bench/age-bench.sh [SIZE_MIB] [REPS]   (default 1024 3)
 # Needs age (apt-get install age), GNU time (/usr/bin/time), openssl.
@@ -45,24 +47,27 @@ median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 case_() {
     local name=$1 input=$2 out=$3
     shift 4
-    local times=() rss=0 t m
+    local times=() cpus=() rss=0 t m u sy
     for rep in $(seq 0 "$REPS"); do
         cat "$input" >/dev/null
         rm -f out
         case $out in
-            null) /usr/bin/time -f "%e %M" -o t.txt "$@" >/dev/null ;;
-            file) /usr/bin/time -f "%e %M" -o t.txt "$@" >out ;;
-            fsync) /usr/bin/time -f "%e %M" -o t.txt "$@" ;;
+            null) /usr/bin/time -f "%e %M %U %S" -o t.txt "$@" >/dev/null ;;
+            file) /usr/bin/time -f "%e %M %U %S" -o t.txt "$@" >out ;;
+            fsync) /usr/bin/time -f "%e %M %U %S" -o t.txt "$@" ;;
         esac
-        read -r t m <t.txt
+        read -r t m u sy <t.txt
         [ "$rep" -eq 0 ] && continue
         times+=("$t")
+        cpus+=("$(awk -v a="$u" -v b="$sy" 'BEGIN {print a + b}')")
         [ "$m" -gt "$rss" ] && rss=$m
     done
-    local med
+    local med cpu
     med=$(printf '%s\n' "${times[@]}" | median)
-    awk -v n="$name" -v o="$out" -v s="$med" -v b="$BYTES" -v r="$rss" 'BEGIN {
-        printf "%-44s %-6s %8.2f s %7.2f GB/s %8.1f MiB\n", n, o, s, b / s / 1e9, r / 1024 }'
+    cpu=$(printf '%s\n' "${cpus[@]}" | median)
+    awk -v n="$name" -v o="$out" -v s="$med" -v c="$cpu" -v b="$BYTES" -v r="$rss" 'BEGIN {
+        if (c < 0.01) c = 0.01
+        printf "%-44s %-6s %8.2f s %7.2f GB/s %8.2f GB/cpu-s %8.1f MiB\n", n, o, s, b / s / 1e9, b / c / 1e9, r / 1024 }'
 }
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -70,7 +75,7 @@ echo "input: ${SIZE_MIB} MiB of random bytes in $WORK ($(df -h --output=source .
 echo "age: $(age --version); rage: $(command -v rage >/dev/null && rage --version || echo 'not installed'); $(openssl version)"
 echo "hwcrypt speed (ChaCha20-Poly1305 seal, 64 KiB, one core): $("$HW" speed chacha20-poly1305 --sizes 64k --no-key-setup --format csv 2>/dev/null | awk -F, 'NR==2 {print $0}')"
 echo
-printf "%-44s %-6s %10s %12s %12s\n" "case" "output" "median" "throughput" "max RSS"
+printf "%-44s %-6s %10s %12s %16s %12s\n" "case" "output" "median" "throughput" "per CPU-second" "max RSS"
 for out in null file; do
     case_ "dd bs=1M (copy)" in.bin "$out" -- dd if=in.bin bs=1M status=none
     case_ "openssl enc -chacha20 (no MAC)" in.bin "$out" -- openssl enc -chacha20 -K "$KEY" -iv "$IV" -in in.bin
@@ -88,15 +93,15 @@ for out in null file; do
             jl="-j $(nproc)"
             jarg=()
             if [ -n "$j" ]; then jl="-j 1"; jarg=(-j 1); fi
-            case_ "hwcrypt encrypt $jl$label" in.bin "$out" -- \
+            case_ "hwcrypt: encrypt $jl$label" in.bin "$out" -- \
                 "${envc[@]}" "$HW" encrypt -q "${jarg[@]}" -r "$R" in.bin
-            case_ "hwcrypt decrypt $jl$label" in.age "$out" -- \
+            case_ "hwcrypt: decrypt $jl$label" in.age "$out" -- \
                 "${envc[@]}" "$HW" decrypt -q "${jarg[@]}" -i key.txt in.age
         done
     done
 done
-case_ "hwcrypt encrypt -j $(nproc) -o FILE" in.bin fsync -- "$HW" encrypt -q -r "$R" -o out in.bin
-case_ "hwcrypt decrypt -j $(nproc) -o FILE" in.age fsync -- "$HW" decrypt -q -i key.txt -o out in.age
+case_ "hwcrypt: encrypt -j $(nproc) -o FILE" in.bin fsync -- "$HW" encrypt -q -r "$R" -o out in.bin
+case_ "hwcrypt: decrypt -j $(nproc) -o FILE" in.age fsync -- "$HW" decrypt -q -i key.txt -o out in.age
 case_ "dd bs=1M conv=fsync" in.bin fsync -- dd if=in.bin of=out bs=1M conv=fsync status=none
 echo
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

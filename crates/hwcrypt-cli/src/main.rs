@@ -23,6 +23,9 @@ enum Command {
     /// Recommend cipher orders for OpenSSH, OpenSSL, nginx, BoringSSL and Go
     /// from this machine's AES hardware (or a quick measurement).
     Prefs(cmd::prefs::Args),
+    /// Print the openssl.cnf that plugs hwcrypt's OpenSSL provider (hwcrypt.so)
+    /// into every program using libcrypto: OpenSSH, curl, openssl, Python.
+    OpensslConfig(cmd::openssl_config::Args),
     /// Measure throughput (GB/s, cycles per byte) of every algorithm x
     /// backend x message size, and key setup; optionally beside OpenSSL,
     /// ring, aws-lc-rs and RustCrypto (--peers); table, JSON, CSV, plot.
@@ -46,6 +49,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Cpu(args) => cmd::cpu::run(&args),
         Command::Prefs(args) => cmd::prefs::run(&args),
+        Command::OpensslConfig(args) => cmd::openssl_config::run(&args),
         Command::Speed(args) => cmd::speed::run(&args),
         Command::Crack(args) => return cmd::crack::main(&args),
         Command::Encrypt(args) => return cmd::age::encrypt_main(&args),

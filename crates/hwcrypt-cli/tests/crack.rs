@@ -285,3 +285,88 @@ fn ctrl_c_stops_with_the_position() {
     assert!(saved["position"].as_u64().unwrap() > 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A found key is printed before the resume file is saved; if saving fails
+/// the run warns naming the file and still reports the key (exit 0).
+#[test]
+fn found_key_survives_an_unwritable_resume_file() {
+    let (ct, key) = challenge([3, 1, 4]);
+    let dir = std::env::temp_dir().join(format!("hwcrypt-crack-missing-{}", std::process::id()));
+    let state = dir.join("no-such-dir").join("state.json");
+    let out = hwcrypt(
+        &[
+            "crack",
+            "-k",
+            SPACE,
+            "-m",
+            "cbc",
+            "--hex",
+            &ct,
+            "--text",
+            "--resume",
+            state.to_str().unwrap(),
+        ],
+        None,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains(&format!("found key: {key}")), "{stdout}");
+    assert!(
+        stderr.contains("warning") && stderr.contains(state.to_str().unwrap()),
+        "{stderr}"
+    );
+}
+
+/// The resume file records the hits and the challenge; another challenge
+/// (same key space) refuses it; a symlink planted at the old fixed temp
+/// name is not followed.
+#[cfg(unix)]
+#[test]
+fn resume_file_is_tied_to_the_challenge_and_written_safely() {
+    let (ct, key) = challenge([2, 7, 1]);
+    let (other_ct, _) = challenge([2, 7, 2]);
+    let dir = std::env::temp_dir().join(format!("hwcrypt-crack-tie-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let state = dir.join("state.json");
+    let victim = dir.join("victim");
+    std::fs::write(&victim, "untouched").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.join("state.tmp~")).unwrap();
+    let run = |ct: &str| {
+        hwcrypt(
+            &[
+                "crack",
+                "-k",
+                SPACE,
+                "-m",
+                "cbc",
+                "--hex",
+                ct,
+                "--text",
+                "--all",
+                "--resume",
+                state.to_str().unwrap(),
+            ],
+            None,
+        )
+    };
+    let out = run(&ct);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    assert_eq!(saved["completed"], true, "{saved}");
+    assert_eq!(saved["hits"][0]["key"], key.as_str(), "{saved}");
+    assert!(saved["challenge"].is_string(), "{saved}");
+    let out = run(&other_ct);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("another challenge"), "{stderr}");
+    // No temporary files are left behind.
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(left.len(), 3, "{left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

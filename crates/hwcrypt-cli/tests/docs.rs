@@ -63,15 +63,19 @@ fn markdown_files() -> Vec<(String, String)> {
     files
 }
 
-/// The lines inside fenced code blocks, with their line numbers.
-fn code_lines(text: &str) -> Vec<(usize, &str)> {
-    let mut inside = false;
+/// The lines inside fenced code blocks, with their line numbers and whether
+/// the block is a shell script (```sh, ```bash, ```console, ```shell).
+fn code_lines(text: &str) -> Vec<(usize, &str, bool)> {
+    let mut inside = None;
     let mut lines = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        if line.trim_start().starts_with("```") {
-            inside = !inside;
-        } else if inside {
-            lines.push((i + 1, line));
+        if let Some(fence) = line.trim_start().strip_prefix("```") {
+            inside = match inside {
+                None => Some(matches!(fence.trim(), "sh" | "bash" | "console" | "shell")),
+                Some(_) => None,
+            };
+        } else if let Some(shell) = inside {
+            lines.push((i + 1, line, shell));
         }
     }
     lines
@@ -137,14 +141,20 @@ struct Example {
     args: Vec<String>,
 }
 
-/// `[$ ][VAR=value ...] hwcrypt ARGS` lines (also `target/release/hwcrypt`),
-/// and `cargo run ... -p hwcrypt-cli ... -- ARGS` lines.
+/// `$ [VAR=value ...] hwcrypt ARGS` lines in any code block, the same
+/// without the prompt in shell blocks (also `target/release/hwcrypt`), and
+/// `cargo run ... -p hwcrypt-cli ... -- ARGS` lines. Other lines of text
+/// blocks (program output, configuration files) are not commands.
 fn examples() -> Vec<Example> {
     let mut out = Vec::new();
     for (file, text) in markdown_files() {
-        for (n, line) in code_lines(&text) {
+        for (n, line, shell) in code_lines(&text) {
             let line = line.trim();
-            let command = line.strip_prefix("$ ").unwrap_or(line);
+            let command = match line.strip_prefix("$ ") {
+                Some(command) => command,
+                None if shell => line,
+                None => continue,
+            };
             let words = shell_words(command);
             let mut env = Vec::new();
             let mut rest = words.as_slice();

@@ -120,13 +120,20 @@ impl<T: Schedule> SecretBox<T> {
 /// before this point are kept.
 #[inline(always)]
 fn barrier(p: *mut u8) {
-    #[cfg(any(target_arch = "x86_64", target_arch = "x86", target_arch = "aarch64"))]
+    // Miri runs no inline assembly: there the portable form below stands in.
+    #[cfg(all(
+        not(miri),
+        any(target_arch = "x86_64", target_arch = "x86", target_arch = "aarch64")
+    ))]
     // SAFETY: an empty instruction sequence; it only takes `p` as an input
     // (without `nomem`, the compiler assumes it may read memory).
     unsafe {
         core::arch::asm!("/* {0} */", in(reg) p, options(nostack, preserves_flags));
     }
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "x86", target_arch = "aarch64")))]
+    #[cfg(any(
+        miri,
+        not(any(target_arch = "x86_64", target_arch = "x86", target_arch = "aarch64"))
+    ))]
     {
         core::hint::black_box(p);
         core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);

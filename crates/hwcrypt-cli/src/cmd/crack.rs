@@ -7,8 +7,8 @@
 use crate::error::CliError;
 use hwcrypt::Backend;
 use hwcrypt::crack::{
-    self, CancelToken, Challenge, Hit, KeySpace, Mode, Outcome, Padding, Predicate, Progress,
-    Search, SearchOptions,
+    self, CancelToken, Challenge, Hit, KeySpace, Mode, Padding, Predicate, Progress, Search,
+    SearchOptions,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
@@ -245,15 +245,59 @@ fn parse_shard(s: &str) -> Result<(u64, u64), CliError> {
 struct ResumeState {
     keyspace: String,
     shard: Option<String>,
+    /// Fingerprint of the challenge (mode, IV, ciphertext, padding and
+    /// predicates): a file saved for another challenge is refused. Absent
+    /// in files written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    challenge: Option<String>,
     position: u64,
     completed: bool,
+    /// Keys found so far (with `--all`, over every resumed run).
+    #[serde(default)]
+    hits: Vec<SavedHit>,
 }
 
-fn load_resume(path: &Path, args: &Args) -> Result<Option<u64>, CliError> {
+/// A key recorded in the resume file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct SavedHit {
+    key: String,
+    index: u64,
+}
+
+/// A fingerprint of everything that defines the challenge besides the key
+/// space: 64-bit FNV-1a over a canonical description (not a security
+/// measure; it only stops a resume file from silently serving another
+/// challenge).
+fn challenge_fingerprint(args: &Args, ciphertext: &[u8]) -> String {
+    let description = format!(
+        "mode={:?};iv={:?};padding={:?};text={};ratio={:?};utf8={};contains={:?};contains_hex={:?};\
+         prefix={:?};known={:?};known_hex={:?};ct={}",
+        args.mode,
+        args.iv.as_deref().map(str::to_ascii_lowercase),
+        args.padding,
+        args.text,
+        args.text_ratio,
+        args.utf8,
+        args.contains,
+        args.contains_hex,
+        args.prefix,
+        args.known,
+        args.known_hex,
+        hex(ciphertext),
+    );
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in description.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("fnv1a64:{h:016x}")
+}
+
+fn load_resume(path: &Path, args: &Args, challenge: &str) -> Result<Option<ResumeState>, CliError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(CliError::Io(e)),
+        Err(e) => return Err(usage(format!("{}: {e}", path.display()))),
     };
     let state: ResumeState = serde_json::from_str(&text)
         .map_err(|e| usage(format!("{}: not a resume file ({e})", path.display())))?;
@@ -265,23 +309,71 @@ fn load_resume(path: &Path, args: &Args) -> Result<Option<u64>, CliError> {
             state.shard
         )));
     }
-    Ok(Some(state.position))
+    if state.challenge.as_deref().is_some_and(|c| c != challenge) {
+        return Err(usage(format!(
+            "{}: saved for another challenge (ciphertext, IV, mode or predicates differ); \
+             use another --resume file",
+            path.display()
+        )));
+    }
+    Ok(Some(state))
 }
 
-fn save_resume(path: &Path, args: &Args, outcome: &Outcome) -> Result<(), CliError> {
-    let state = ResumeState {
-        keyspace: args.keyspace.clone(),
-        shard: args.shard.clone(),
-        position: outcome.position,
-        completed: outcome.completed,
+/// Writes `state` to `path` atomically: a new file with a unique name in
+/// the same directory (created exclusively, so a planted file or symlink
+/// is never followed), synced, renamed over `path`, then the directory
+/// synced so the rename itself survives a crash.
+fn save_resume(path: &Path, state: &ResumeState) -> std::io::Result<()> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let text = serde_json::to_string_pretty(state).map_err(std::io::Error::from)? + "\n";
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
     };
-    let tmp = path.with_extension("tmp~");
-    std::fs::write(
-        &tmp,
-        serde_json::to_string_pretty(&state).map_err(std::io::Error::from)? + "\n",
-    )?;
-    std::fs::rename(&tmp, path)?;
-    Ok(())
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "no file name"))?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let tmp = dir.join(format!(
+        ".{}.{}-{}-{nanos}.tmp",
+        name.to_string_lossy(),
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)?;
+        // Directory fsync: best effort where directories cannot be opened.
+        if let Ok(d) = std::fs::File::open(&dir) {
+            d.sync_all()?;
+        }
+        Ok(())
+    };
+    let r = write();
+    if r.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    r
+}
+
+/// Saves the resume file, or warns naming it: the search result (printed
+/// before) must not be lost to a file that cannot be written.
+fn save_resume_or_warn(path: &Path, state: &ResumeState) {
+    if let Err(e) = save_resume(path, state) {
+        eprintln!(
+            "hwcrypt: warning: could not save the resume file {}: {e}",
+            path.display()
+        );
+    }
 }
 
 /// The plaintext as one line: text as is, `\n`, `\t`, `\r`, `\\`, `\"` and
@@ -423,6 +515,7 @@ fn run(args: &Args) -> Result<ExitCode, CliError> {
         PaddingArg::Pkcs7 => Padding::Pkcs7,
         PaddingArg::None => Padding::None,
     };
+    let fingerprint = challenge_fingerprint(args, &ciphertext);
     let challenge = Challenge::new(ciphertext, mode, padding, predicates(args)?)?;
     let backend = args
         .backend
@@ -431,13 +524,15 @@ fn run(args: &Args) -> Result<ExitCode, CliError> {
         .transpose()?;
     let shard = args.shard.as_deref().map(parse_shard).transpose()?;
     let mut start = args.start;
+    let mut earlier_hits = Vec::new();
     if let Some(path) = &args.resume
-        && let Some(pos) = load_resume(path, args)?
+        && let Some(state) = load_resume(path, args, &fingerprint)?
     {
         if start.is_some() {
             return Err(usage("give either --start or --resume, not both"));
         }
-        start = Some(pos);
+        start = Some(state.position);
+        earlier_hits = state.hits;
     }
     let cancel = CancelToken::new();
     let options = SearchOptions {
@@ -501,9 +596,6 @@ fn run(args: &Args) -> Result<ExitCode, CliError> {
     let secs = started.elapsed().as_secs_f64();
     let rate = outcome.searched as f64 / secs.max(1e-9);
     let interrupted = outcome.cancelled && outcome.hits.is_empty();
-    if let Some(path) = &args.resume {
-        save_resume(path, args, &outcome)?;
-    }
     let mut out = std::io::stdout().lock();
     if args.json {
         let report = JsonReport {
@@ -557,6 +649,30 @@ fn run(args: &Args) -> Result<ExitCode, CliError> {
         )?;
     }
     out.flush()?;
+    drop(out);
+    // Saved after the result is printed: a file that cannot be written
+    // costs a warning, never the key.
+    if let Some(path) = &args.resume {
+        let mut hits = earlier_hits;
+        for h in &outcome.hits {
+            let saved = SavedHit {
+                key: hex(&h.key),
+                index: h.index,
+            };
+            if !hits.contains(&saved) {
+                hits.push(saved);
+            }
+        }
+        let state = ResumeState {
+            keyspace: args.keyspace.clone(),
+            shard: args.shard.clone(),
+            challenge: Some(fingerprint),
+            position: outcome.position,
+            completed: outcome.completed,
+            hits,
+        };
+        save_resume_or_warn(path, &state);
+    }
     if interrupted {
         eprintln!(
             "hwcrypt: interrupted at position {}; continue with --start {}{}",

@@ -3,5 +3,6 @@ pub mod age;
 pub mod age_output;
 pub mod cpu;
 pub mod crack;
+pub mod openssl_config;
 pub mod prefs;
 pub mod speed;

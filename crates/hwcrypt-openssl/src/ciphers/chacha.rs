@@ -125,6 +125,8 @@ impl Drop for ChaCha20Cipher {
 pub(crate) struct ChaChaPolyCipher {
     encrypt: bool,
     stream: Option<ChaCha20Poly1305Stream<ChaCha20Poly1305>>,
+    /// The key `stream` was made from (the same key set again is kept).
+    key: Zeroizing<[u8; KEY]>,
     /// Whether a message is running (OpenSSL's `mac_inited`).
     started: bool,
     nonce: [u8; NONCE],
@@ -141,6 +143,7 @@ impl ChaChaPolyCipher {
         ChaChaPolyCipher {
             encrypt: true,
             stream: None,
+            key: Zeroizing::new([0; KEY]),
             started: false,
             nonce: [0; NONCE],
             nonce_len: NONCE,
@@ -255,8 +258,11 @@ impl Cipher for ChaChaPolyCipher {
             if key.len() != KEY {
                 return Err(Reason::InvalidKeyLength);
             }
-            let k = ChaCha20Poly1305::new(key).map_err(|_| Reason::InvalidKeyLength)?;
-            self.stream = Some(ChaCha20Poly1305Stream::new(k));
+            if self.stream.is_none() || !hwcrypt::ct::eq(key, &self.key[..]) {
+                let k = ChaCha20Poly1305::new(key).map_err(|_| Reason::InvalidKeyLength)?;
+                self.stream = Some(ChaCha20Poly1305Stream::new(k));
+                self.key.copy_from_slice(key);
+            }
         }
         Ok(())
     }

@@ -19,7 +19,7 @@
 use super::{CResult, Cipher, Io, ParamId, Reason};
 use crate::ffi::params::Param;
 use hwcrypt::gcm::{AesGcm, AesGcmStream};
-use zeroize::Zeroize;
+use zeroize::{Zeroize, Zeroizing};
 
 const MAX_IV: usize = 128;
 const TAG: usize = 16;
@@ -43,6 +43,10 @@ pub(crate) struct GcmCipher {
     key_len: usize,
     encrypt: bool,
     stream: Option<AesGcmStream<AesGcm>>,
+    /// The key `stream` was made from: setting the same key again (as
+    /// `openssl speed` and some programs do per message) keeps the expanded
+    /// key and GHASH tables instead of recomputing them.
+    key: Zeroizing<[u8; 32]>,
     iv: [u8; MAX_IV],
     iv_len: usize,
     iv_state: IvState,
@@ -62,6 +66,7 @@ impl GcmCipher {
             key_len,
             encrypt: true,
             stream: None,
+            key: Zeroizing::new([0; 32]),
             iv: [0; MAX_IV],
             iv_len: 12,
             iv_state: IvState::Unset,
@@ -273,8 +278,12 @@ impl Cipher for GcmCipher {
             if key.len() != self.key_len {
                 return Err(Reason::InvalidKeyLength);
             }
-            let aes = AesGcm::new(key).map_err(|_| Reason::InvalidKeyLength)?;
-            self.stream = Some(AesGcmStream::new(aes));
+            let same = self.stream.is_some() && hwcrypt::ct::eq(key, &self.key[..key.len()]);
+            if !same {
+                let aes = AesGcm::new(key).map_err(|_| Reason::InvalidKeyLength)?;
+                self.stream = Some(AesGcmStream::new(aes));
+                self.key[..key.len()].copy_from_slice(key);
+            }
             if self.iv_state == IvState::Copied {
                 self.iv_state = IvState::Buffered;
             }

@@ -117,6 +117,21 @@ impl<'a> Io<'a> {
 
     /// Output = input XOR `keystream` (as long as the input).
     pub fn xor(self, keystream: &[u8]) {
+        if self.len() == 16 && keystream.len() >= 16 {
+            // One whole block: two 64-bit words, not sixteen bytes.
+            let k = u128::from_ne_bytes(keystream[..16].try_into().expect("16 bytes"));
+            match self {
+                Io::InPlace(b) => {
+                    let x = u128::from_ne_bytes((&*b).try_into().expect("16 bytes")) ^ k;
+                    b.copy_from_slice(&x.to_ne_bytes());
+                }
+                Io::Split(i, o) => {
+                    let x = u128::from_ne_bytes(i.try_into().expect("16 bytes")) ^ k;
+                    o.copy_from_slice(&x.to_ne_bytes());
+                }
+            }
+            return;
+        }
         match self {
             Io::InPlace(b) => b.iter_mut().zip(keystream).for_each(|(b, k)| *b ^= k),
             Io::Split(i, o) => o

@@ -35,6 +35,7 @@ impl CipherCtx {
 /// # Safety
 /// `vctx` is null or a pointer `newctx`/`dupctx` returned and `freectx` has
 /// not freed, not in use by another thread (EVP contexts are not shared).
+#[inline(always)]
 unsafe fn ctx<'a>(vctx: *mut c_void) -> Option<&'a mut CipherCtx> {
     // SAFETY: as the function's contract says.
     unsafe { (vctx as *mut CipherCtx).as_mut() }
@@ -62,12 +63,13 @@ unsafe fn bytes<'a>(p: *const u8, len: usize) -> Option<&'a [u8]> {
 /// # Safety
 /// `input` points to `inl` readable bytes and `out` to `out_len` writable
 /// bytes (unless the lengths are 0), both valid for `'a`.
+#[inline(always)]
 unsafe fn make_io<'a>(
     out: *mut u8,
     out_len: usize,
     input: *const u8,
     inl: usize,
-    scratch: &'a mut Zeroizing<Vec<u8>>,
+    scratch: &'a mut Option<Zeroizing<Vec<u8>>>,
 ) -> Option<Io<'a>> {
     if (inl > 0 && input.is_null()) || (out_len > 0 && out.is_null()) {
         return None;
@@ -91,8 +93,8 @@ unsafe fn make_io<'a>(
         return Some(Io::Split(in_slice, out_slice));
     }
     // SAFETY: `input` is readable; copied before `out_slice` is written.
-    scratch.extend_from_slice(unsafe { core::slice::from_raw_parts(input, inl) });
-    Some(Io::Split(&scratch[..], out_slice))
+    let copy = Zeroizing::new(unsafe { core::slice::from_raw_parts(input, inl) }.to_vec());
+    Some(Io::Split(&scratch.insert(copy)[..], out_slice))
 }
 
 unsafe extern "C" fn newctx<const I: usize>(provctx: *mut c_void) -> *mut c_void {
@@ -185,6 +187,7 @@ unsafe extern "C" fn decrypt_init(
 }
 
 /// update and cipher: `raw` selects `EVP_Cipher` semantics.
+#[inline(always)]
 unsafe fn run(
     vctx: *mut c_void,
     out: *mut u8,
@@ -232,7 +235,7 @@ unsafe fn run(
     if outsize < out_len {
         return c.fail(Reason::OutputBufferTooSmall);
     }
-    let mut scratch = Zeroizing::new(Vec::new());
+    let mut scratch = None;
     // SAFETY: EVP passes `inl` readable input bytes and an output buffer of
     // `outsize >= out_len` bytes.
     let Some(io) = (unsafe { make_io(out, out_len, input, inl, &mut scratch) }) else {

@@ -95,6 +95,12 @@ check "EVP_CIPHER_get0_provider: default for AES-128-CBC (not registered)" \
 check "EVP_CIPHER_get0_provider: default with a missing module" \
     fetch_is default "$MISSING" "${REGISTERED[@]}"
 
+gcc -O2 -o "$WORK/misuse" "$HERE/misuse.c" -lcrypto
+misuse() {
+    OPENSSL_CONF=$CONF "$WORK/misuse"
+}
+check "misuse.c: bad parameters, wrong call order, dupctx: fail cleanly, never crash" misuse
+
 # --- python3-cryptography: known answers and differential -------------------
 ALGS=$(IFS=,; echo "${REGISTERED[*]}")
 python_differential() {
@@ -110,6 +116,20 @@ python_differential() {
 }
 check "python3-cryptography: KATs, lengths 0..4096 and 1 MiB, split updates, tampering, same as stock" \
     python_differential
+# Every backend: the HWCRYPT_CPU mask the provider reads at load.
+python_backend() { # python_backend MASK
+    HWCRYPT_CPU=$1 OPENSSL_CONF=$CONF openssl list -providers -verbose | grep 'build info: hwcrypt'
+    HWCRYPT_CPU=$1 OPENSSL_CONF=$CONF /usr/bin/python3 "$HERE/differential.py" "$ALGS" >"$WORK/py.mask"
+    grep -q '^failed 0$' "$WORK/py.mask"
+    [ "$(grep '^digest' "$WORK/py.mask")" = "$(grep '^digest' "$WORK/py.stock")" ]
+}
+for mask in -avx512f -vaes none; do
+    check "python3-cryptography with HWCRYPT_CPU=$mask: same as stock" python_backend "$mask"
+done
+bad_mask() {
+    HWCRYPT_CPU=bogus fetch_is default "$CONF" "${REGISTERED[@]}"
+}
+check "HWCRYPT_CPU=bogus: the provider registers nothing, fetches go to default" bad_mask
 
 # --- openssl enc ------------------------------------------------------------
 head -c $((1024 * 1024 + 3)) /dev/urandom >"$WORK/plain"

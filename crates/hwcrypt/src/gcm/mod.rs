@@ -117,7 +117,10 @@ pub const MAX_IV_LEN: u64 = (1 << 61) - 1;
 /// assert_eq!(&data, b"short tag");
 /// # Ok::<(), hwcrypt::Error>(())
 /// ```
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// `==` compares in constant time (for tags of the same length; lengths
+/// are public), so comparing a received tag with a computed one leaks
+/// nothing about where they differ.
+#[derive(Clone, Copy)]
 pub struct GcmTag {
     bytes: [u8; 16],
     len: usize,
@@ -135,6 +138,14 @@ impl GcmTag {
         self.len
     }
 }
+
+impl PartialEq for GcmTag {
+    fn eq(&self, other: &GcmTag) -> bool {
+        self.len == other.len && crate::ct::eq(self.as_bytes(), other.as_bytes())
+    }
+}
+
+impl Eq for GcmTag {}
 
 impl AsRef<[u8]> for GcmTag {
     fn as_ref(&self) -> &[u8] {

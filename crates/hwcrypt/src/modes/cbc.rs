@@ -75,7 +75,10 @@ impl<K: Borrow<Aes>> Cbc<K> {
 
     /// Pads `plaintext` with PKCS#7 and encrypts it: a whole message.
     pub fn encrypt_padded(&mut self, plaintext: &[u8]) -> Vec<u8> {
-        let mut buf = plaintext.to_vec();
+        // One allocation at the padded size, so padding never grows (and
+        // reallocates, freeing an unwiped copy of) the plaintext.
+        let mut buf = Vec::with_capacity((plaintext.len() / BLOCK_SIZE + 1) * BLOCK_SIZE);
+        buf.extend_from_slice(plaintext);
         padding::pkcs7_pad(&mut buf, BLOCK_SIZE).expect("16 is a valid block size");
         self.aes
             .borrow()

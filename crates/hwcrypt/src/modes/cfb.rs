@@ -19,7 +19,6 @@ use zeroize::Zeroize;
 /// assert_eq!(&data, b"any length");
 /// # Ok::<(), hwcrypt::Error>(())
 /// ```
-#[derive(Clone)]
 pub struct Cfb128<K = Aes> {
     aes: K,
     /// With `used == 0`: the previous ciphertext block (the IV at first).
@@ -117,7 +116,6 @@ enum Direction {
 /// assert_eq!(&data, b"byte by byte");
 /// # Ok::<(), hwcrypt::Error>(())
 /// ```
-#[derive(Clone)]
 pub struct Cfb8<K = Aes> {
     aes: K,
     /// The last 16 ciphertext bytes (the IV at first).

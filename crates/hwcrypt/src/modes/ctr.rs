@@ -22,7 +22,6 @@ use zeroize::Zeroize;
 /// assert_eq!(&data, b"any length, any split");
 /// # Ok::<(), hwcrypt::Error>(())
 /// ```
-#[derive(Clone)]
 pub struct Ctr<K = Aes> {
     aes: K,
     width: CounterWidth,

@@ -14,6 +14,39 @@
 //!   tweak or sector number, with ciphertext stealing, one unit or a buffer
 //!   of consecutive units per call.
 //!
+//! The stream modes ([`Ctr`], [`Ofb`], [`Cfb128`], [`Cfb8`]) are not
+//! `Clone`: a copy would produce the same keystream again (two messages
+//! under one keystream reveal their XOR). Make a new object with a fresh
+//! IV instead:
+//!
+//! ```compile_fail
+//! use hwcrypt::{aes::Aes, modes::Ctr};
+//! let ctr = Ctr::new(Aes::new(&[0u8; 16])?, &[0u8; 16])?;
+//! let copy = ctr.clone(); // does not compile
+//! # Ok::<(), hwcrypt::Error>(())
+//! ```
+//!
+//! ```compile_fail
+//! use hwcrypt::{aes::Aes, modes::Ofb};
+//! let ofb = Ofb::new(Aes::new(&[0u8; 16])?, &[0u8; 16])?;
+//! let copy = ofb.clone(); // does not compile
+//! # Ok::<(), hwcrypt::Error>(())
+//! ```
+//!
+//! ```compile_fail
+//! use hwcrypt::{aes::Aes, modes::Cfb128};
+//! let cfb = Cfb128::new(Aes::new(&[0u8; 16])?, &[0u8; 16])?;
+//! let copy = cfb.clone(); // does not compile
+//! # Ok::<(), hwcrypt::Error>(())
+//! ```
+//!
+//! ```compile_fail
+//! use hwcrypt::{aes::Aes, modes::Cfb8};
+//! let cfb = Cfb8::new(Aes::new(&[0u8; 16])?, &[0u8; 16])?;
+//! let copy = cfb.clone(); // does not compile
+//! # Ok::<(), hwcrypt::Error>(())
+//! ```
+//!
 //! Every operation has an in-place form (`encrypt`, `apply_keystream`, ...)
 //! and a separate-buffers form (`..._to`) that reads one slice and writes
 //! another of the same length.

@@ -19,7 +19,6 @@ use zeroize::Zeroize;
 /// assert_eq!(&data, b"any length");
 /// # Ok::<(), hwcrypt::Error>(())
 /// ```
-#[derive(Clone)]
 pub struct Ofb<K = Aes> {
     aes: K,
     /// The last keystream block (the IV at first).

@@ -1,0 +1,149 @@
+/* misuse: bad parameters and calls in the wrong order on hwcrypt's ciphers
+ * (fetched with "provider=hwcrypt") must fail cleanly: return failure and,
+ * where OpenSSL's own ciphers raise one, leave an error on the queue; never
+ * crash. Also EVP_CIPHER_CTX_copy (dupctx) in the middle of a GCM message.
+ * Run with OPENSSL_CONF naming the hwcrypt config. Prints one line per
+ * case and "N passed, N failed" (exit 1 on a failure). */
+#include <openssl/core_names.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+#include <stdio.h>
+#include <string.h>
+
+static int passed, failed;
+
+static void report(const char *name, int ok)
+{
+    printf("%s %s\n", ok ? "ok  " : "FAIL", name);
+    if (ok)
+        passed++;
+    else
+        failed++;
+}
+
+/* A call returned failure and (when `raised`) put an error on the queue. */
+static void expect_fail(const char *name, int ret, int raised)
+{
+    unsigned long err = ERR_peek_last_error();
+    int ok = ret <= 0 && (!raised || err != 0);
+    report(name, ok);
+    ERR_clear_error();
+}
+
+static EVP_CIPHER_CTX *ctx_for(const char *alg, int enc, const unsigned char *key,
+                               const unsigned char *iv)
+{
+    EVP_CIPHER *c = EVP_CIPHER_fetch(NULL, alg, "provider=hwcrypt");
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    if (c == NULL || ctx == NULL || !EVP_CipherInit_ex2(ctx, c, key, iv, enc, NULL)) {
+        printf("FAIL cannot set up %s\n", alg);
+        failed++;
+        EVP_CIPHER_free(c);
+        EVP_CIPHER_CTX_free(ctx);
+        return NULL;
+    }
+    EVP_CIPHER_free(c);
+    ERR_clear_error();
+    return ctx;
+}
+
+int main(void)
+{
+    unsigned char key[64], iv[16] = {1}, buf[256], out[512], tag[17];
+    int outl;
+    for (int i = 0; i < 64; i++)
+        key[i] = (unsigned char)(i * 7 + 1);
+    memset(buf, 0x5a, sizeof(buf));
+    EVP_CIPHER_CTX *ctx;
+
+    /* AES-GCM */
+    if ((ctx = ctx_for("AES-128-GCM", 1, NULL, NULL)) != NULL) {
+        expect_fail("GCM: IV length 0", EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_IVLEN, 0, NULL), 1);
+        expect_fail("GCM: IV length 129", EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_IVLEN, 129, NULL), 1);
+        expect_fail("GCM: data before the key", EVP_EncryptUpdate(ctx, out, &outl, buf, 16), 1);
+        expect_fail("GCM: tag set when encrypting", EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, 16, tag), 1);
+        expect_fail("GCM: tag read before the end", EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, 16, tag), 1);
+        expect_fail("GCM: tlsivgen without tlsivfixed", EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_IV_GEN, 8, tag), 1);
+        expect_fail("GCM: tlsaad of 12 bytes", EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_TLS1_AAD, 12, buf), 1);
+        EVP_CipherInit_ex2(ctx, NULL, key, iv, 1, NULL);
+        EVP_EncryptUpdate(ctx, NULL, &outl, buf, 5);
+        EVP_EncryptUpdate(ctx, out, &outl, buf, 33);
+        expect_fail("GCM: AAD after the data", EVP_EncryptUpdate(ctx, NULL, &outl, buf, 5), 1);
+        /* dupctx mid-message: both copies end with the same tag. */
+        EVP_CIPHER_CTX *copy = EVP_CIPHER_CTX_new();
+        unsigned char tag2[16];
+        int ok = EVP_CIPHER_CTX_copy(copy, ctx) == 1
+            && EVP_EncryptUpdate(ctx, out, &outl, buf, 40) && EVP_EncryptFinal_ex(ctx, out, &outl)
+            && EVP_EncryptUpdate(copy, out, &outl, buf, 40) && EVP_EncryptFinal_ex(copy, out, &outl)
+            && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, 16, tag)
+            && EVP_CIPHER_CTX_ctrl(copy, EVP_CTRL_AEAD_GET_TAG, 16, tag2)
+            && memcmp(tag, tag2, 16) == 0;
+        report("GCM: EVP_CIPHER_CTX_copy mid-message, same tag", ok);
+        EVP_CIPHER_CTX_free(copy);
+        expect_fail("GCM: tag of 17 bytes", EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, 17, tag), 1);
+        expect_fail("GCM: data after the end (IV reuse)", EVP_EncryptUpdate(ctx, out, &outl, buf, 16), 1);
+        EVP_CIPHER_CTX_free(ctx);
+    }
+    if ((ctx = ctx_for("AES-256-GCM", 0, key, iv)) != NULL) {
+        EVP_DecryptUpdate(ctx, out, &outl, buf, 32);
+        expect_fail("GCM: decryption final without a tag", EVP_DecryptFinal_ex(ctx, out, &outl), 0);
+        EVP_CipherInit_ex2(ctx, NULL, NULL, iv, 0, NULL);
+        memset(tag, 0, 16);
+        EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, 16, tag);
+        EVP_DecryptUpdate(ctx, out, &outl, buf, 32);
+        expect_fail("GCM: wrong tag", EVP_DecryptFinal_ex(ctx, out, &outl), 0);
+        expect_fail("GCM: tag of 17 bytes set", EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, 17, tag), 1);
+        EVP_CIPHER_CTX_free(ctx);
+    }
+
+    /* ECB */
+    if ((ctx = ctx_for("AES-128-ECB", 1, NULL, NULL)) != NULL) {
+        expect_fail("ECB: data before the key", EVP_EncryptUpdate(ctx, out, &outl, buf, 16), 1);
+        EVP_CipherInit_ex2(ctx, NULL, key, NULL, 1, NULL);
+        EVP_CIPHER_CTX_set_padding(ctx, 0);
+        EVP_EncryptUpdate(ctx, out, &outl, buf, 5);
+        expect_fail("ECB: no padding, partial final block", EVP_EncryptFinal_ex(ctx, out, &outl), 1);
+        EVP_CIPHER_CTX_free(ctx);
+    }
+    if ((ctx = ctx_for("AES-192-ECB", 0, key, NULL)) != NULL) {
+        EVP_DecryptUpdate(ctx, out, &outl, buf, 32); /* random "ciphertext": bad padding */
+        int f = EVP_DecryptFinal_ex(ctx, out, &outl);
+        report("ECB: bad padding refused with BAD_DECRYPT",
+               f <= 0 && ERR_GET_REASON(ERR_peek_last_error()) == 100 /* PROV_R_BAD_DECRYPT */);
+        ERR_clear_error();
+        EVP_CIPHER_CTX_free(ctx);
+    }
+
+    /* XTS */
+    if ((ctx = ctx_for("AES-128-XTS", 1, key, iv)) != NULL) {
+        expect_fail("XTS: data unit of 15 bytes", EVP_EncryptUpdate(ctx, out, &outl, buf, 15), 1);
+        unsigned char same[32];
+        memset(same, 3, 32);
+        expect_fail("XTS: equal key halves", EVP_CipherInit_ex2(ctx, NULL, same, iv, 1, NULL), 1);
+        EVP_CIPHER_CTX_free(ctx);
+    }
+
+    /* ChaCha20, ChaCha20-Poly1305 */
+    if ((ctx = ctx_for("ChaCha20", 1, NULL, NULL)) != NULL) {
+        size_t len = 16;
+        OSSL_PARAM p[2] = {OSSL_PARAM_construct_size_t(OSSL_CIPHER_PARAM_KEYLEN, &len), OSSL_PARAM_END};
+        expect_fail("ChaCha20: key length 16", EVP_CIPHER_CTX_set_params(ctx, p), 1);
+        expect_fail("ChaCha20: data before the key", EVP_EncryptUpdate(ctx, out, &outl, buf, 16), 1);
+        EVP_CIPHER_CTX_free(ctx);
+    }
+    if ((ctx = ctx_for("ChaCha20-Poly1305", 0, NULL, NULL)) != NULL) {
+        expect_fail("ChaCha20-Poly1305: nonce of 13 bytes", EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_IVLEN, 13, NULL), 1);
+        expect_fail("ChaCha20-Poly1305: tag of 17 bytes", EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, 17, tag), 1);
+        expect_fail("ChaCha20-Poly1305: tag read when decrypting", EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, 16, tag), 1);
+        EVP_CipherInit_ex2(ctx, NULL, key, iv, 0, NULL);
+        memset(tag, 0, 16);
+        EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, 16, tag);
+        EVP_DecryptUpdate(ctx, out, &outl, buf, 100);
+        expect_fail("ChaCha20-Poly1305: wrong tag", EVP_DecryptFinal_ex(ctx, out, &outl), 0);
+        EVP_CIPHER_CTX_free(ctx);
+    }
+
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}

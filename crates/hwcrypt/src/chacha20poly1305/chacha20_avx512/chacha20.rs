@@ -1,0 +1,382 @@
+//! ChaCha20 on zmm registers for the `avx512` backend: 16 blocks in the
+//! word-per-register layout, 4 more in the row layout beside them, the
+//! transposition to byte order, and masked partial XORs. The hook
+//! ([`Between`]) lets the AEAD kernel interleave Poly1305 with the rounds.
+//! Not Poly1305 (`poly1305_ifma.rs`), not the AEAD kernels
+//! (`chacha20_avx512.rs`).
+#![allow(unsafe_code)]
+
+use super::*;
+
+// ---------------------------------------------------------------------------
+// ChaCha20: safe `#[target_feature]` helpers, inlined into the kernels.
+// ---------------------------------------------------------------------------
+
+pub(super) type State16 = [__m512i; 16];
+
+/// Word `i` of the 16-block initial state, read from memory each time it
+/// is needed (at the start of the rounds and for the final addition).
+/// Volatile, so that LLVM cannot keep the state (eight words of it are the
+/// key, broadcast) in registers across the rounds and spill them to stack
+/// slots nobody wipes; the state itself lives in the caller's array, which
+/// is wiped. The loads are off the critical path.
+#[inline(always)]
+pub(super) fn init_word(init: &State16, i: usize) -> __m512i {
+    // SAFETY: `init[i]` is a valid, aligned `__m512i`.
+    unsafe { core::ptr::read_volatile(&init[i]) }
+}
+
+/// The 16-block state for `state` with block counters `state[12] + 0..16`.
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+pub(super) fn init16(state: &[u32; 16]) -> State16 {
+    let mut x: State16 = core::array::from_fn(|i| _mm512_set1_epi32(state[i] as i32));
+    x[12] = _mm512_add_epi32(
+        x[12],
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+    );
+    x
+}
+
+/// Moves all 16 block counters on by one batch (20 blocks).
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+pub(super) fn next_batch(x: &mut State16) {
+    let c = _mm512_add_epi32(init_word(x, 12), _mm512_set1_epi32((BATCH / 64) as i32));
+    // SAFETY: `x[12]` is a valid, aligned `__m512i` (volatile as in `init_word`).
+    unsafe { core::ptr::write_volatile(&mut x[12], c) };
+}
+
+/// `state` with its block counter moved on by `blocks`.
+#[inline(always)]
+pub(super) fn at(state: &[u32; 16], blocks: u32) -> [u32; 16] {
+    let mut s = *state;
+    s[12] = s[12].wrapping_add(blocks);
+    s
+}
+
+/// Four quarter rounds side by side on the words of `$x` named by `$q`
+/// (a macro, not a function: it must be inlined into the kernel so the 16
+/// state words stay in registers).
+macro_rules! quarter4 {
+    ($x:ident, $q:expr) => {{
+        let q: [[usize; 4]; 4] = $q;
+        // a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; then 8 and 7.
+        for [a, b, _, d] in q {
+            $x[a] = _mm512_add_epi32($x[a], $x[b]);
+            $x[d] = _mm512_rol_epi32::<16>(_mm512_xor_si512($x[d], $x[a]));
+        }
+        for [_, b, c, d] in q {
+            $x[c] = _mm512_add_epi32($x[c], $x[d]);
+            $x[b] = _mm512_rol_epi32::<12>(_mm512_xor_si512($x[b], $x[c]));
+        }
+        for [a, b, _, d] in q {
+            $x[a] = _mm512_add_epi32($x[a], $x[b]);
+            $x[d] = _mm512_rol_epi32::<8>(_mm512_xor_si512($x[d], $x[a]));
+        }
+        for [_, b, c, d] in q {
+            $x[c] = _mm512_add_epi32($x[c], $x[d]);
+            $x[b] = _mm512_rol_epi32::<7>(_mm512_xor_si512($x[b], $x[c]));
+        }
+    }};
+}
+
+/// Work spread over the 10 double rounds of a batch (the stitched
+/// Poly1305). `step` must inline into the kernel: a call there would spill
+/// every state register (all vector registers are caller-saved).
+pub(super) trait Between {
+    /// Runs after double round `i` (0..10).
+    fn step(&mut self, i: usize);
+}
+
+/// Nothing between the rounds.
+impl Between for () {
+    #[inline(always)]
+    fn step(&mut self, _: usize) {}
+}
+
+/// Column and diagonal word quadruples `(a, b, c, d)`.
+pub(super) const COLUMNS: [[usize; 4]; 4] =
+    [[0, 4, 8, 12], [1, 5, 9, 13], [2, 6, 10, 14], [3, 7, 11, 15]];
+pub(super) const DIAGONALS: [[usize; 4]; 4] =
+    [[0, 5, 10, 15], [1, 6, 11, 12], [2, 7, 8, 13], [3, 4, 9, 14]];
+
+/// Four 128-bit lanes of each of `u[0..4]` transposed: result `l` is lane
+/// `l` of `u[0]`, `u[1]`, `u[2]`, `u[3]`.
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+pub(super) fn lanes4x4(u: [__m512i; 4]) -> [__m512i; 4] {
+    let s0 = _mm512_shuffle_i32x4::<0x88>(u[0], u[1]); // u0.0 u0.2 u1.0 u1.2
+    let s1 = _mm512_shuffle_i32x4::<0xdd>(u[0], u[1]); // u0.1 u0.3 u1.1 u1.3
+    let s2 = _mm512_shuffle_i32x4::<0x88>(u[2], u[3]);
+    let s3 = _mm512_shuffle_i32x4::<0xdd>(u[2], u[3]);
+    [
+        _mm512_shuffle_i32x4::<0x88>(s0, s2),
+        _mm512_shuffle_i32x4::<0x88>(s1, s3),
+        _mm512_shuffle_i32x4::<0xdd>(s0, s2),
+        _mm512_shuffle_i32x4::<0xdd>(s1, s3),
+    ]
+}
+
+/// 16 ChaCha20 blocks of `init` in byte order: register `b` is block `b`
+/// (keystream bytes `64b..64b + 64`). `between.step(i)` runs after double round
+/// `i` (0..10): the stitched Poly1305 work goes there.
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+pub(super) fn blocks16<B: Between>(init: &State16, between: &mut B) -> [__m512i; 16] {
+    let mut x: State16 = core::array::from_fn(|i| init_word(init, i));
+    for i in 0..10 {
+        quarter4!(x, COLUMNS);
+        quarter4!(x, DIAGONALS);
+        between.step(i);
+    }
+    for (i, xi) in x.iter_mut().enumerate() {
+        *xi = _mm512_add_epi32(*xi, init_word(init, i));
+    }
+    transpose(&x)
+}
+
+/// The 16 finished blocks of `x` (one word of every block per register) in
+/// byte order: register `b` is block `b`.
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+pub(super) fn transpose(x: &State16) -> [__m512i; 16] {
+    // Within each 128-bit lane (blocks 4L..4L+4) a 4x4 transpose of 32-bit
+    // words: u[g][b] lane L = words 4g..4g+4 of block 4L + b.
+    let mut u = [[_mm512_setzero_si512(); 4]; 4];
+    for (g, ug) in u.iter_mut().enumerate() {
+        let t0 = _mm512_unpacklo_epi32(x[4 * g], x[4 * g + 1]);
+        let t1 = _mm512_unpackhi_epi32(x[4 * g], x[4 * g + 1]);
+        let t2 = _mm512_unpacklo_epi32(x[4 * g + 2], x[4 * g + 3]);
+        let t3 = _mm512_unpackhi_epi32(x[4 * g + 2], x[4 * g + 3]);
+        ug[0] = _mm512_unpacklo_epi64(t0, t2);
+        ug[1] = _mm512_unpackhi_epi64(t0, t2);
+        ug[2] = _mm512_unpacklo_epi64(t1, t3);
+        ug[3] = _mm512_unpackhi_epi64(t1, t3);
+    }
+    let mut out = [_mm512_setzero_si512(); 16];
+    for b in 0..4 {
+        let l = lanes4x4([u[0][b], u[1][b], u[2][b], u[3][b]]);
+        for (lane, v) in l.into_iter().enumerate() {
+            out[4 * lane + b] = v;
+        }
+    }
+    out
+}
+
+/// 20 ChaCha20 blocks in byte order: 16 from `init` (counters `init[12] +
+/// 0..16`, word-per-register layout) and 4 from `row_state` (counters
+/// `row_state[12] + 0..4`, row layout) as registers 16..20. A 16-block
+/// state alone has only 4 independent quarter rounds per half round, too
+/// few to hide the latency of its add/xor/rotate chains; the row set runs
+/// in the gaps (~25% more blocks for a few percent more time), and 20
+/// blocks are 10 Poly1305 groups, one per double round.
+/// `between.step(i)` runs after double round `i`, as in [`blocks16`].
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+pub(super) fn blocks20<B: Between>(
+    init: &State16,
+    row_state: &[u32; 16],
+    between: &mut B,
+) -> [__m512i; 20] {
+    let row = |i: usize| {
+        _mm512_broadcast_i32x4(_mm_setr_epi32(
+            row_state[i] as i32,
+            row_state[i + 1] as i32,
+            row_state[i + 2] as i32,
+            row_state[i + 3] as i32,
+        ))
+    };
+    let (a0, b0, c0) = (row(0), row(4), row(8));
+    let d0 = _mm512_add_epi32(
+        row(12),
+        _mm512_setr_epi32(0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0),
+    );
+    let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
+    macro_rules! row_qr {
+        () => {
+            a = _mm512_add_epi32(a, b);
+            d = _mm512_rol_epi32::<16>(_mm512_xor_si512(d, a));
+            c = _mm512_add_epi32(c, d);
+            b = _mm512_rol_epi32::<12>(_mm512_xor_si512(b, c));
+            a = _mm512_add_epi32(a, b);
+            d = _mm512_rol_epi32::<8>(_mm512_xor_si512(d, a));
+            c = _mm512_add_epi32(c, d);
+            b = _mm512_rol_epi32::<7>(_mm512_xor_si512(b, c));
+        };
+    }
+    let mut x: State16 = core::array::from_fn(|i| init_word(init, i));
+    for i in 0..10 {
+        quarter4!(x, COLUMNS);
+        row_qr!();
+        b = _mm512_shuffle_epi32::<0x39>(b);
+        c = _mm512_shuffle_epi32::<0x4e>(c);
+        d = _mm512_shuffle_epi32::<0x93>(d);
+        quarter4!(x, DIAGONALS);
+        row_qr!();
+        b = _mm512_shuffle_epi32::<0x93>(b);
+        c = _mm512_shuffle_epi32::<0x4e>(c);
+        d = _mm512_shuffle_epi32::<0x39>(d);
+        between.step(i);
+    }
+    for (i, xi) in x.iter_mut().enumerate() {
+        *xi = _mm512_add_epi32(*xi, init_word(init, i));
+    }
+    let mut out = [_mm512_setzero_si512(); 20];
+    out[..16].copy_from_slice(&transpose(&x));
+    out[16..].copy_from_slice(&lanes4x4([
+        _mm512_add_epi32(a, a0),
+        _mm512_add_epi32(b, b0),
+        _mm512_add_epi32(c, c0),
+        _mm512_add_epi32(d, d0),
+    ]));
+    out
+}
+
+/// `4 * SETS` ChaCha20 blocks (counters `state[12] + 0..4 * SETS`) in row
+/// layout: each register holds one row (4 words) of 4 blocks, one block per
+/// 128-bit lane. Returns the blocks in byte order (register `b` is block
+/// `b`); registers past `4 * SETS` are zero. `between(i)` runs after double
+/// round `i`, as in [`blocks16`].
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+pub(super) fn rows<const SETS: usize, B: Between>(
+    state: &[u32; 16],
+    between: &mut B,
+) -> [__m512i; 16] {
+    let row = |i: usize| {
+        _mm512_broadcast_i32x4(_mm_setr_epi32(
+            state[i] as i32,
+            state[i + 1] as i32,
+            state[i + 2] as i32,
+            state[i + 3] as i32,
+        ))
+    };
+    let (a0, b0, c0) = (row(0), row(4), row(8));
+    let d0: [__m512i; SETS] = core::array::from_fn(|s| {
+        let s = 4 * s as i32;
+        _mm512_add_epi32(
+            row(12),
+            _mm512_setr_epi32(s, 0, 0, 0, s + 1, 0, 0, 0, s + 2, 0, 0, 0, s + 3, 0, 0, 0),
+        )
+    });
+    let mut a = [a0; SETS];
+    let mut b = [b0; SETS];
+    let mut c = [c0; SETS];
+    let mut d = d0;
+    macro_rules! qr {
+        () => {
+            for s in 0..SETS {
+                a[s] = _mm512_add_epi32(a[s], b[s]);
+                d[s] = _mm512_rol_epi32::<16>(_mm512_xor_si512(d[s], a[s]));
+                c[s] = _mm512_add_epi32(c[s], d[s]);
+                b[s] = _mm512_rol_epi32::<12>(_mm512_xor_si512(b[s], c[s]));
+                a[s] = _mm512_add_epi32(a[s], b[s]);
+                d[s] = _mm512_rol_epi32::<8>(_mm512_xor_si512(d[s], a[s]));
+                c[s] = _mm512_add_epi32(c[s], d[s]);
+                b[s] = _mm512_rol_epi32::<7>(_mm512_xor_si512(b[s], c[s]));
+            }
+        };
+    }
+    for i in 0..10 {
+        qr!();
+        for s in 0..SETS {
+            b[s] = _mm512_shuffle_epi32::<0x39>(b[s]);
+            c[s] = _mm512_shuffle_epi32::<0x4e>(c[s]);
+            d[s] = _mm512_shuffle_epi32::<0x93>(d[s]);
+        }
+        qr!();
+        for s in 0..SETS {
+            b[s] = _mm512_shuffle_epi32::<0x93>(b[s]);
+            c[s] = _mm512_shuffle_epi32::<0x4e>(c[s]);
+            d[s] = _mm512_shuffle_epi32::<0x39>(d[s]);
+        }
+        between.step(i);
+    }
+    let mut out = [_mm512_setzero_si512(); 16];
+    for s in 0..SETS {
+        let l = lanes4x4([
+            _mm512_add_epi32(a[s], a0),
+            _mm512_add_epi32(b[s], b0),
+            _mm512_add_epi32(c[s], c0),
+            _mm512_add_epi32(d[s], d0[s]),
+        ]);
+        out[4 * s..4 * s + 4].copy_from_slice(&l);
+    }
+    out
+}
+
+/// Keystream for a chunk of `n` (<= 1280) bytes from block `state[12]`
+/// (`x` is the same position as a 16-block state): the row layout for up to
+/// 8 blocks, else 16 or 20 blocks. Registers in byte order.
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+pub(super) fn keystream<B: Between>(
+    x: &State16,
+    state: &[u32; 16],
+    n: usize,
+    between: &mut B,
+) -> [__m512i; 20] {
+    let mut out = [_mm512_setzero_si512(); 20];
+    match n {
+        0..=256 => out[..16].copy_from_slice(&rows::<1, B>(state, between)),
+        257..=512 => out[..16].copy_from_slice(&rows::<2, B>(state, between)),
+        513..=1024 => out[..16].copy_from_slice(&blocks16(x, between)),
+        _ => {
+            let mut row_state = at(state, 16);
+            out = blocks20(x, &row_state, between);
+            row_state.zeroize();
+        }
+    }
+    out
+}
+
+/// The byte mask of the first `n` bytes of a 64-byte register.
+#[inline(always)]
+pub(super) fn byte_mask(n: usize) -> __mmask64 {
+    if n >= 64 { !0 } else { (1u64 << n) - 1 }
+}
+
+/// `dst[..n] = src[..n] ^ keystream`, the keystream starting at register
+/// `first` of `ks` (byte `64 * first`); `n <= 64 * (ks.len() - first)`. A
+/// last partial register is read and written with byte masks (masked-off
+/// bytes are not accessed).
+///
+/// # Safety
+/// `src` must be valid for reading and `dst` for writing `n` bytes; they are
+/// equal or do not overlap.
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+pub(super) unsafe fn xor_partial(
+    src: *const u8,
+    dst: *mut u8,
+    ks: &[__m512i],
+    first: usize,
+    n: usize,
+) {
+    debug_assert!(n <= 64 * (ks.len() - first));
+    for j in 0..n.div_ceil(64) {
+        let m = byte_mask(n - 64 * j);
+        // SAFETY: the unmasked bytes are 64j..min(64j + 64, n) of the
+        // caller's ranges; each register is loaded before it is stored.
+        unsafe {
+            let v = _mm512_maskz_loadu_epi8(m, src.add(64 * j).cast());
+            _mm512_mask_storeu_epi8(
+                dst.add(64 * j).cast(),
+                m,
+                _mm512_xor_si512(v, ks[first + j]),
+            );
+        }
+    }
+}
+
+/// Overwrites vector registers spilled to memory (volatile, not optimised away).
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+pub(super) fn wipe(ks: &mut [__m512i]) {
+    for k in ks.iter_mut() {
+        // SAFETY: `k` is a valid, aligned `__m512i`.
+        unsafe { core::ptr::write_volatile(k, _mm512_setzero_si512()) };
+    }
+    core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+}

@@ -1,0 +1,108 @@
+//! Unit tests of the `avx512` ChaCha20-Poly1305 backend against the portable
+//! code around its batch and path boundaries. Not the cross-backend suites,
+//! which live in `crates/hwcrypt/tests/`.
+
+use super::poly1305_ifma::{from_radix44, to_radix44};
+use super::*;
+
+/// Poly1305 in the AEAD's shape (`update_padded` of `msg`, then the
+/// length block) with the scalar code for the first `lead` bytes, the
+/// IFMA lanes for as many whole groups as follow, and the scalar code
+/// for the rest; `None` if this CPU lacks the features.
+fn mixed(key: &[u8; 32], msg: &[u8], lead: usize) -> Option<[u8; 16]> {
+    Avx512::new()?;
+    let mut poly = Poly1305::new(key);
+    poly.blocks(&msg[..lead]);
+    // SAFETY: the features were detected (checked above).
+    let mut v = unsafe { Ifma::new(&poly) };
+    let mut at = lead;
+    while msg.len() - at >= GROUP {
+        // SAFETY: the features were detected; 128 bytes of `msg` from `at`.
+        unsafe { v.absorb(msg[at..].as_ptr()) };
+        at += GROUP;
+    }
+    // SAFETY: the features were detected.
+    unsafe { v.finish(&mut poly) };
+    poly.update_padded(&msg[at..]);
+    Some(poly.finish_aead(3, msg.len() as u64))
+}
+
+fn reference(key: &[u8; 32], msg: &[u8]) -> [u8; 16] {
+    let mut poly = Poly1305::new(key);
+    poly.update_padded(msg);
+    poly.finish_aead(3, msg.len() as u64)
+}
+
+/// A small deterministic generator (xorshift64*), enough for test data.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn fill(&mut self, buf: &mut [u8]) {
+        for b in buf {
+            *b = self.next() as u8;
+        }
+    }
+}
+
+#[test]
+fn ifma_poly1305_matches_scalar() {
+    if Avx512::new().is_none() {
+        eprintln!("skipped: this CPU lacks {CHACHA20_AVX512_FEATURES:?}");
+        return;
+    }
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    // Keys: random, r all ones (the clamped maximum), r zero, s all
+    // ones; messages: random, all 0xff, all zero.
+    let mut keys = vec![[0xff; 32], [0; 32]];
+    let mut k = [0u8; 32];
+    k[..16].fill(0xff);
+    keys.push(k);
+    k = [0; 32];
+    k[16..].fill(0xff);
+    keys.push(k);
+    for _ in 0..12 {
+        rng.fill(&mut k);
+        keys.push(k);
+    }
+    for (ki, key) in keys.iter().enumerate() {
+        for pattern in 0..3 {
+            for len in (0..2200).step_by(if ki < 4 { 1 } else { 37 }) {
+                let mut msg = vec![0u8; len];
+                match pattern {
+                    0 => rng.fill(&mut msg),
+                    1 => msg.fill(0xff),
+                    _ => {}
+                }
+                let want = reference(key, &msg);
+                let whole = len / 16;
+                for lead in [0, 1, 4, whole / 2, whole] {
+                    let lead = 16 * lead.min(whole);
+                    assert_eq!(
+                        mixed(key, &msg, lead),
+                        Some(want),
+                        "key {ki} pattern {pattern} len {len} lead {lead}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn radix44_round_trip() {
+    for h in [
+        [0, 0, 0],
+        [u64::MAX, u64::MAX, 3],
+        [u64::MAX - 4, u64::MAX, 3],
+        [0x1234_5678_9abc_def0, 0x0fed_cba9_8765_4321, 2],
+    ] {
+        assert_eq!(from_radix44(to_radix44(h)), h);
+    }
+    // 2^130 folds to 5.
+    assert_eq!(from_radix44([0, 0, 1 << 42]), [5, 0, 0]);
+}
