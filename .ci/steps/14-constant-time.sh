@@ -25,7 +25,10 @@ export CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
 export CARGO_PROFILE_RELEASE_DEBUG=line-tables-only
 export CARGO_TARGET_DIR=target/constant-time
 echo "== cargo test --release --no-run (constant_time, dudect)"
-built=$(cargo test --release -p hwcrypt --test constant_time --test dudect --no-run 2>&1 | tee /dev/stderr)
+# (Printed after the build, not through `tee /dev/stderr`: tee opens
+# /dev/stderr with O_TRUNC, which empties a CI log that stderr points to.)
+built=$(cargo test --release -p hwcrypt --test constant_time --test dudect --no-run 2>&1)
+printf '%s\n' "$built" >&2
 ct_bin=$(grep -o "$CARGO_TARGET_DIR/release/deps/constant_time-[0-9a-f]*" <<<"$built" | tail -1)
 dudect_bin=$(grep -o "$CARGO_TARGET_DIR/release/deps/dudect-[0-9a-f]*" <<<"$built" | tail -1)
 [ -x "$ct_bin" ] && [ -x "$dudect_bin" ] || { echo "test binaries not found" >&2; exit 1; }
