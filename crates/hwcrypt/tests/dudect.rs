@@ -154,7 +154,7 @@ fn run<I: Clone>(
     prepare: impl Fn(usize, &mut StdRng, &mut I),
     op: impl Fn(&mut I),
 ) -> f64 {
-    let mut rng = StdRng::seed_from_u64(0xdd0d_ec7);
+    let mut rng = StdRng::seed_from_u64(0x0dd0_dec7);
     let mut inputs: Vec<I> = vec![make(); BATCH];
     let mut classes = vec![0usize; BATCH];
     let mut times = Vec::with_capacity(BATCH);
