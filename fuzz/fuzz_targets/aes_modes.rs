@@ -79,7 +79,7 @@ fn run(backend: Backend, mode: Mode, input: &Input, data: &[u8], split: usize) -
                 Stream::Ecb(m) => m.encrypt(buf).unwrap(),
                 Stream::Cbc(m) if dec => m.decrypt(buf).unwrap(),
                 Stream::Cbc(m) => m.encrypt(buf).unwrap(),
-                Stream::Ctr(m) => m.apply_keystream(buf),
+                Stream::Ctr(m) => m.apply_keystream(buf).unwrap(),
                 Stream::Cfb8(m) if dec => m.decrypt(buf),
                 Stream::Cfb8(m) => m.encrypt(buf),
                 Stream::Cfb128(m) if dec => m.decrypt(buf),

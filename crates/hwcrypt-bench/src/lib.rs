@@ -39,7 +39,9 @@ pub fn aes_message(mode: &str, aes: &Aes, buf: &mut [u8]) -> bool {
         "cbc-dec" => Cbc::new(aes, &iv)
             .and_then(|mut c| c.decrypt(buf))
             .expect(whole),
-        "ctr" => Ctr::new(aes, &iv).expect("16-byte IV").apply_keystream(buf),
+        "ctr" => Ctr::new(aes, &iv)
+            .and_then(|mut c| c.apply_keystream(buf))
+            .expect("16-byte IV, 128-bit counter"),
         "cfb128-enc" => Cfb128::new(aes, &iv).expect("16-byte IV").encrypt(buf),
         "cfb128-dec" => Cfb128::new(aes, &iv).expect("16-byte IV").decrypt(buf),
         "cfb8-enc" => Cfb8::new(aes, &iv).expect("16-byte IV").encrypt(buf),

@@ -189,7 +189,9 @@ fn resume_file_and_start_position() {
     let dir = std::env::temp_dir().join(format!("hwcrypt-crack-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let state = dir.join("state.json");
-    // A saved position past the key: the resumed search misses it.
+    // A file of an older hwcrypt, without the challenge fingerprint: it
+    // cannot show which challenge it belongs to, so it is refused, naming
+    // the --start that continues it.
     std::fs::write(
         &state,
         format!(r#"{{"keyspace":"{SPACE}","shard":null,"position":6,"completed":false}}"#),
@@ -200,6 +202,18 @@ fn resume_file_and_start_position() {
         "crack", "-k", SPACE, "-m", "cbc", "--hex", &ct, "--text", "--resume", resume, "--json",
     ];
     let out = hwcrypt(&args, None);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("without a challenge fingerprint") && stderr.contains("--start 6"),
+        "{stderr}"
+    );
+    // A position past the key (--start with a new resume file): the
+    // resumed search misses it.
+    std::fs::remove_file(&state).unwrap();
+    let mut start_args = args.to_vec();
+    start_args.extend(["--start", "6"]);
+    let out = hwcrypt(&start_args, None);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["range"][0], 6);
@@ -283,6 +297,68 @@ fn ctrl_c_stops_with_the_position() {
         serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
     assert_eq!(saved["completed"], false);
     assert!(saved["position"].as_u64().unwrap() > 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// With --resume, the position is saved during the search too (every
+/// --checkpoint seconds): a search killed outright (SIGKILL: no handler
+/// runs) leaves a resume file to continue from.
+#[cfg(unix)]
+#[test]
+fn resume_file_is_saved_periodically() {
+    let (ct, _) = challenge([16, 16, 16]);
+    let dir = std::env::temp_dir().join(format!("hwcrypt-crack-ckpt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let state = dir.join("state.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hwcrypt"))
+        .args([
+            "crack",
+            "-k",
+            "?*3, 0..=16*3, 0*26",
+            "-m",
+            "cbc",
+            "--hex",
+            &ct,
+            "--text",
+            "--backend",
+            "soft",
+            "--checkpoint",
+            "1",
+            "--resume",
+        ])
+        .arg(&state)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for the first checkpoint (up to 60 s on a loaded machine).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut first = None;
+    while std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        if let Ok(text) = std::fs::read_to_string(&state) {
+            first = Some(text);
+            break;
+        }
+    }
+    // And for a second one further on, then kill it with no chance to save.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let first = first.expect("no checkpoint within 60 s");
+    let first: serde_json::Value = serde_json::from_str(&first).unwrap();
+    let last: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    assert_eq!(last["completed"], false, "{last}");
+    assert!(last["challenge"].is_string(), "{last}");
+    assert!(
+        last["position"].as_u64().unwrap() >= first["position"].as_u64().unwrap(),
+        "{first} then {last}"
+    );
+    assert!(last["position"].as_u64().unwrap() > 0, "{last}");
+    // No temporary files left behind by the saves.
+    let left = std::fs::read_dir(&dir).unwrap().count();
+    assert_eq!(left, 1);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -123,6 +123,11 @@ pub enum Error {
     /// data or a tag before a message was started or after it was finished,
     /// or encryption and decryption mixed in one message.
     OutOfOrder(&'static str),
+    /// A CTR call that would run the counter past its width and repeat
+    /// keystream: more than 2^32 blocks (64 GiB) from the initial counter
+    /// with 32-bit counters, or a byte position past 2^128 - 1. Nothing was
+    /// encrypted.
+    KeystreamExhausted,
 }
 
 impl fmt::Display for Error {
@@ -194,6 +199,9 @@ impl fmt::Display for Error {
             Error::InvalidKeySpace(why) => write!(f, "invalid key space: {why}"),
             Error::InvalidSearch(why) => write!(f, "invalid key search: {why}"),
             Error::OutOfOrder(why) => write!(f, "call out of order: {why}"),
+            Error::KeystreamExhausted => {
+                f.write_str("CTR keystream exhausted: the counter would wrap and repeat keystream")
+            }
         }
     }
 }

@@ -12,7 +12,7 @@
 //! let key = [0x2b; 16];
 //! let mut ctr = Ctr::new(Aes::new(&key)?, &[0; 16])?;
 //! let mut data = *b"attack at dawn";
-//! ctr.apply_keystream(&mut data);
+//! ctr.apply_keystream(&mut data)?;
 //! # Ok::<(), hwcrypt::Error>(())
 //! ```
 

@@ -133,7 +133,10 @@ fn make_case(rng: &mut StdRng, key_len: usize, m: M, p: P) -> Case {
         }
         M::Ctr => {
             let mut ct = plain.clone();
-            Ctr::new(&aes, &iv).unwrap().apply_keystream(&mut ct);
+            Ctr::new(&aes, &iv)
+                .unwrap()
+                .apply_keystream(&mut ct)
+                .unwrap();
             (ct, Mode::Ctr { iv })
         }
     };
@@ -282,8 +285,13 @@ fn check_resume(backend: Backend, seed: u64) -> Result<(), String> {
     if !out.cancelled || out.completed || out.position != 0 || !out.hits.is_empty() {
         return Err(format!("cancelled search: {out:?}"));
     }
-    // The one-call form, with a progress callback that sees the final count.
+    // The one-call form, with a progress callback that sees the final
+    // count, and a resume point that never goes back and never passes a
+    // hit it does not report (what a periodic checkpoint saves).
+    let index = c.space.index_of(&c.key).unwrap();
     let mut last = 0;
+    let mut position = 0;
+    let mut bad_snapshot = None;
     let out = crack::search(
         &c.space,
         &c.challenge,
@@ -291,13 +299,26 @@ fn check_resume(backend: Backend, seed: u64) -> Result<(), String> {
             progress_interval: Some(std::time::Duration::from_millis(1)),
             ..opts(backend)
         },
-        |p| last = last.max(p.searched),
+        |p| {
+            last = last.max(p.searched);
+            let reports_key = p.found.iter().any(|h| h.index == index);
+            if p.position < position
+                || p.position > c.space.size()
+                || (p.position > index && !reports_key)
+                || p.found.len() != p.hits
+            {
+                bad_snapshot.get_or_insert_with(|| format!("{p:?} after position {position}"));
+            }
+            position = p.position;
+        },
     )
     .map_err(|e| e.to_string())?;
-    if out.hits.len() != 1 || last > c.space.size() {
+    if out.hits.len() != 1 || last > c.space.size() || out.position < position {
         return Err(format!("search(): {out:?}"));
     }
-    let index = c.space.index_of(&c.key).unwrap();
+    if let Some(bad) = bad_snapshot {
+        return Err(format!("progress snapshot: {bad}"));
+    }
     // Starting past the key misses it; starting at it finds it.
     for (start, expect) in [(index + 1, 0), (index, 1), (index / 2, 1)] {
         let o = SearchOptions {

@@ -169,10 +169,7 @@ impl Instance {
             Machine::Ecb(m) => m.decrypt(buf),
             Machine::Cbc(m) if enc => m.encrypt(buf),
             Machine::Cbc(m) => m.decrypt(buf),
-            Machine::Ctr(m) => {
-                m.apply_keystream(buf);
-                Ok(())
-            }
+            Machine::Ctr(m) => m.apply_keystream(buf),
             Machine::Cfb128(m) if enc => {
                 m.encrypt(buf);
                 Ok(())
@@ -769,7 +766,7 @@ fn ctr_seek(ctx: &Ctx, width: CounterWidth) -> Result<(), String> {
             let mut got = vec![0; n];
             if rng.random_bool(0.5) {
                 got.copy_from_slice(&msg);
-                c.apply_keystream(&mut got);
+                c.apply_keystream(&mut got).map_err(|e| e.to_string())?;
             } else {
                 c.apply_keystream_to(&msg, &mut got)
                     .map_err(|e| e.to_string())?;
@@ -810,7 +807,27 @@ fn ctr_seek(ctx: &Ctx, width: CounterWidth) -> Result<(), String> {
             let shape = format!("seek({far:#x}), then {n} bytes");
             ctr.seek(far);
             let mut got = vec![0; n];
-            ctr.apply_keystream(&mut got);
+            let applied = ctr.apply_keystream(&mut got);
+            // 32-bit counters serve 2^32 blocks from the initial counter;
+            // past that the keystream would repeat, and the call must fail
+            // without touching the buffer.
+            if width == CounterWidth::Low32 && far + n as u128 > 1u128 << 36 {
+                if applied != Err(hwcrypt::Error::KeystreamExhausted) || got.iter().any(|&b| b != 0)
+                {
+                    return Err(ctx.fail(
+                        n,
+                        &shape,
+                        &key,
+                        &iv,
+                        &format!(
+                            "past the 32-bit counter: {applied:?}, buffer changed: {}",
+                            got.iter().any(|&b| b != 0)
+                        ),
+                    ));
+                }
+                continue;
+            }
+            applied.map_err(|e| ctx.fail(n, &shape, &key, &iv, &e.to_string()))?;
             let want = independent_keystream(&soft_ecb, &iv, width, far, n);
             if let Some(d) = first_difference(&got, &want) {
                 return Err(ctx.fail(n, &shape, &key, &iv, &d));
@@ -880,7 +897,7 @@ fn ctr_carry(ctx: &Ctx, width: CounterWidth) -> Result<(), String> {
                 let mut c = Ctr::with_width(aes.clone(), &iv, width).map_err(|e| e.to_string())?;
                 c.seek(offset as u128);
                 let mut got = msg[offset..].to_vec();
-                c.apply_keystream(&mut got);
+                c.apply_keystream(&mut got).map_err(|e| e.to_string())?;
                 if let Some(d) = first_difference(&got, &want[offset..]) {
                     return Err(ctx.fail(len, &tag(&format!("seek({offset})")), &key, &iv, &d));
                 }

@@ -605,6 +605,84 @@ fn helper_cpu_mask_none() {
     println!("HELPER CHECKED helper_cpu_mask_none");
 }
 
+// ---------------------------------------------------------------- CTR keystream limits
+
+/// 32-bit counters serve 2^32 blocks (2^36 bytes) from the initial counter;
+/// a call that would go past that (and so repeat keystream from the start)
+/// fails with `KeystreamExhausted` and leaves the buffer untouched, in place
+/// and to a separate buffer, on every backend. Up to the limit works, the
+/// last block included. The 128-bit counter's limit is the byte position
+/// 2^128 - 1. (Before this check, the 32-bit counter wrapped silently.)
+#[test]
+fn ctr_refuses_to_repeat_keystream() {
+    const LIMIT32: u128 = 1 << 36;
+    let runnable = common::backends(Algorithm::Aes)
+        .into_iter()
+        .filter(|(_, ok)| ok.is_ok())
+        .map(|(b, _)| b);
+    for backend in runnable {
+        let aes = Aes::with_backend(&KEY16, backend).unwrap();
+        for initial in [[0u8; 16], [0xff; 16], IV] {
+            let mut ctr = Ctr::with_width(&aes, &initial, CounterWidth::Low32).unwrap();
+            // The last whole block before the limit: allowed, and equal to
+            // the keystream of the block one before the initial counter.
+            ctr.seek(LIMIT32 - 16);
+            let mut last = [0u8; 16];
+            ctr.apply_keystream(&mut last).unwrap();
+            let mut before = initial;
+            let low = u32::from_be_bytes(before[12..].try_into().unwrap()).wrapping_sub(1);
+            before[12..].copy_from_slice(&low.to_be_bytes());
+            let mut want = before;
+            Ecb::new(&aes).encrypt(&mut want).unwrap();
+            assert_eq!(last, want, "{backend}: last block of the 32-bit keystream");
+            // One byte more: refused, buffer and position untouched.
+            let mut buf = [0x5au8; 33];
+            assert_eq!(
+                ctr.apply_keystream(&mut buf[..1]),
+                Err(Error::KeystreamExhausted)
+            );
+            assert_eq!(buf, [0x5a; 33], "{backend}: buffer touched");
+            assert_eq!(ctr.position(), LIMIT32);
+            // A call straddling the limit: refused whole, in place and to.
+            ctr.seek(LIMIT32 - 7);
+            assert_eq!(
+                ctr.apply_keystream(&mut buf),
+                Err(Error::KeystreamExhausted)
+            );
+            assert_eq!(buf, [0x5a; 33], "{backend}: buffer touched");
+            let mut out = [0u8; 33];
+            assert_eq!(
+                ctr.apply_keystream_to(&buf, &mut out),
+                Err(Error::KeystreamExhausted)
+            );
+            assert_eq!(out, [0; 33], "{backend}: output touched");
+            assert_eq!(ctr.position(), LIMIT32 - 7);
+            // The 7 bytes that are left are still served.
+            ctr.apply_keystream(&mut buf[..7]).unwrap();
+            assert_eq!(ctr.position(), LIMIT32);
+            // A seek far past the limit, then any data: refused.
+            ctr.seek(LIMIT32 * 5 + 3);
+            assert_eq!(
+                ctr.apply_keystream(&mut buf[..2]),
+                Err(Error::KeystreamExhausted)
+            );
+        }
+        // 128-bit counters: fine far past 2^36, refused past position 2^128 - 1.
+        let mut ctr = Ctr::new(&aes, &IV).unwrap();
+        ctr.seek(LIMIT32 * 5);
+        let mut buf = [0u8; 40];
+        ctr.apply_keystream(&mut buf).unwrap();
+        ctr.seek(u128::MAX - 10);
+        let mut buf = [0x33u8; 11];
+        assert_eq!(
+            ctr.apply_keystream(&mut buf),
+            Err(Error::KeystreamExhausted)
+        );
+        assert_eq!(buf, [0x33; 11]);
+        ctr.apply_keystream(&mut buf[..10]).unwrap();
+    }
+}
+
 // ---------------------------------------------------------------- Display and Debug
 
 #[test]
@@ -634,6 +712,7 @@ fn every_error_displays_as_one_line() {
             missing: "aes,ssse3".into(),
         },
         Error::InvalidCpuMask("'x' is neither '-FEATURE', 'none' nor 'all'".into()),
+        Error::KeystreamExhausted,
     ];
     for e in &errors {
         assert_one_line(e);
@@ -762,7 +841,7 @@ fn debug_output_after_use_never_contains_the_key() {
         let mut ofb = Ofb::new(aes.clone(), &IV).unwrap();
         let mut cfb = Cfb128::new(aes.clone(), &IV).unwrap();
         let mut buf = [0u8; 7];
-        ctr.apply_keystream(&mut buf);
+        ctr.apply_keystream(&mut buf).unwrap();
         ofb.apply_keystream(&mut buf);
         cfb.encrypt(&mut buf);
         for (what, text) in [

@@ -214,7 +214,7 @@ fn aes_ops(aes: &Aes) -> Vec<Named<'_>> {
                 let mut c = Ctr::with_width(aes, &iv, width)?;
                 match i {
                     None => {
-                        c.apply_keystream(o);
+                        c.apply_keystream(o)?;
                         Ok(())
                     }
                     Some(i) => c.apply_keystream_to(i, o),

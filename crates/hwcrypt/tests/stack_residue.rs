@@ -656,10 +656,11 @@ mod residue {
             (Alg::Ecb, true) => Ecb::new(k).decrypt(buf).unwrap(),
             (Alg::Cbc, false) => Cbc::new(k, iv).unwrap().encrypt(buf).unwrap(),
             (Alg::Cbc, true) => Cbc::new(k, iv).unwrap().decrypt(buf).unwrap(),
-            (Alg::Ctr, _) => Ctr::new(k, iv).unwrap().apply_keystream(buf),
+            (Alg::Ctr, _) => Ctr::new(k, iv).unwrap().apply_keystream(buf).unwrap(),
             (Alg::Ctr32, _) => Ctr::with_width(k, iv, CounterWidth::Low32)
                 .unwrap()
-                .apply_keystream(buf),
+                .apply_keystream(buf)
+                .unwrap(),
             (Alg::Cfb, false) => Cfb128::new(k, iv).unwrap().encrypt(buf),
             (Alg::Cfb, true) => Cfb128::new(k, iv).unwrap().decrypt(buf),
             (Alg::Ofb, _) => Ofb::new(k, iv).unwrap().apply_keystream(buf),

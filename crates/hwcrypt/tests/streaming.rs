@@ -129,7 +129,7 @@ macro_rules! impl_stream {
                 <$ty>::verify(self, tag)
             }
             fn duplicate(&self) -> Box<dyn Stream> {
-                Box::new(self.clone())
+                Box::new(<$ty>::duplicate(self))
             }
         }
     };

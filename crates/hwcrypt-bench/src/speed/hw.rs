@@ -54,8 +54,8 @@ pub fn workload(
             0,
             |aes, buf, _, n| {
                 Ctr::new(&*aes, &iv_for(n))
+                    .and_then(|mut c| c.apply_keystream(buf))
                     .expect(SIZED)
-                    .apply_keystream(buf)
             },
         ),
         Mode::Cfb128 => messages(

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Flags of `hwcrypt crack`.
 #[derive(Debug, clap::Args)]
@@ -89,9 +89,12 @@ pub struct Args {
     #[arg(long, value_name = "POSITION")]
     start: Option<u64>,
     /// Continue from the position saved in FILE (if it exists) and save the
-    /// position there when interrupted.
+    /// position there periodically, when interrupted and at the end.
     #[arg(long, value_name = "FILE")]
     resume: Option<PathBuf>,
+    /// With --resume: seconds between saves during the search (0: only at the end).
+    #[arg(long, value_name = "SECS", default_value_t = 60, requires = "resume")]
+    checkpoint: u64,
     /// Batch backend: vaes-avx512, vaes-avx2, aesni or soft (default: the best this CPU runs).
     #[arg(long)]
     backend: Option<String>,
@@ -246,8 +249,9 @@ struct ResumeState {
     keyspace: String,
     shard: Option<String>,
     /// Fingerprint of the challenge (mode, IV, ciphertext, padding and
-    /// predicates): a file saved for another challenge is refused. Absent
-    /// in files written before it existed.
+    /// predicates): a file saved for another challenge is refused, and so
+    /// is a file without one (written before it existed: it cannot say
+    /// which challenge it belongs to).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     challenge: Option<String>,
     position: u64,
@@ -309,14 +313,50 @@ fn load_resume(path: &Path, args: &Args, challenge: &str) -> Result<Option<Resum
             state.shard
         )));
     }
-    if state.challenge.as_deref().is_some_and(|c| c != challenge) {
-        return Err(usage(format!(
+    match state.challenge.as_deref() {
+        Some(c) if c == challenge => Ok(Some(state)),
+        Some(_) => Err(usage(format!(
             "{}: saved for another challenge (ciphertext, IV, mode or predicates differ); \
              use another --resume file",
             path.display()
-        )));
+        ))),
+        None => Err(usage(format!(
+            "{}: written by an older hwcrypt without a challenge fingerprint, so it cannot \
+             show it belongs to this challenge; continue with --start {} if it does",
+            path.display(),
+            state.position
+        ))),
     }
-    Ok(Some(state))
+}
+
+/// The resume file's contents for a search at `position` that has found
+/// `found` (besides the `earlier` hits of resumed runs).
+fn resume_state(
+    args: &Args,
+    fingerprint: &str,
+    earlier: &[SavedHit],
+    found: &[Hit],
+    position: u64,
+    completed: bool,
+) -> ResumeState {
+    let mut hits = earlier.to_vec();
+    for h in found {
+        let saved = SavedHit {
+            key: hex(&h.key),
+            index: h.index,
+        };
+        if !hits.contains(&saved) {
+            hits.push(saved);
+        }
+    }
+    ResumeState {
+        keyspace: args.keyspace.clone(),
+        shard: args.shard.clone(),
+        challenge: Some(fingerprint.to_owned()),
+        position,
+        completed,
+        hits,
+    }
 }
 
 /// Writes `state` to `path` atomically: a new file with a unique name in
@@ -583,11 +623,31 @@ fn run(args: &Args) -> Result<ExitCode, CliError> {
     drop(err);
     let started = Instant::now();
     let bar = show_progress.then(|| progress_bar(range.end - range.start));
+    // Periodic checkpoints: the position below which every key was tested,
+    // with the keys found below it, so a crash or a killed job loses at
+    // most one interval.
+    let checkpoint = (args.resume.is_some() && args.checkpoint > 0)
+        .then(|| Duration::from_secs(args.checkpoint));
+    let mut last_saved = Instant::now();
     let outcome = search.run(|p| {
         if let Some(bar) = &bar {
             bar.set_length(p.total);
             bar.set_position(p.searched.min(p.total));
             bar.set_message(progress_message(p));
+        }
+        if let (Some(every), Some(path)) = (checkpoint, &args.resume)
+            && last_saved.elapsed() >= every
+        {
+            last_saved = Instant::now();
+            let state = resume_state(
+                args,
+                &fingerprint,
+                &earlier_hits,
+                p.found,
+                p.position,
+                false,
+            );
+            save_resume_or_warn(path, &state);
         }
     });
     if let Some(bar) = bar {
@@ -653,24 +713,14 @@ fn run(args: &Args) -> Result<ExitCode, CliError> {
     // Saved after the result is printed: a file that cannot be written
     // costs a warning, never the key.
     if let Some(path) = &args.resume {
-        let mut hits = earlier_hits;
-        for h in &outcome.hits {
-            let saved = SavedHit {
-                key: hex(&h.key),
-                index: h.index,
-            };
-            if !hits.contains(&saved) {
-                hits.push(saved);
-            }
-        }
-        let state = ResumeState {
-            keyspace: args.keyspace.clone(),
-            shard: args.shard.clone(),
-            challenge: Some(fingerprint),
-            position: outcome.position,
-            completed: outcome.completed,
-            hits,
-        };
+        let state = resume_state(
+            args,
+            &fingerprint,
+            &earlier_hits,
+            &outcome.hits,
+            outcome.position,
+            outcome.completed,
+        );
         save_resume_or_warn(path, &state);
     }
     if interrupted {

@@ -24,11 +24,22 @@ const NONCE: usize = 12;
 const TAG: usize = 16;
 const TLS_AAD: usize = 13;
 
-#[derive(Clone)]
 pub(crate) struct ChaCha20Cipher {
     key: Option<Zeroizing<[u8; KEY]>>,
     iv: [u8; IV],
     stream: Option<ChaCha20>,
+}
+
+/// `dupctx`: a deep copy, keystream position included (the streams are not
+/// `Clone`; `duplicate` is their explicit copy).
+impl Clone for ChaCha20Cipher {
+    fn clone(&self) -> Self {
+        ChaCha20Cipher {
+            key: self.key.clone(),
+            iv: self.iv,
+            stream: self.stream.as_ref().map(ChaCha20::duplicate),
+        }
+    }
 }
 
 impl ChaCha20Cipher {
@@ -121,7 +132,6 @@ impl Drop for ChaCha20Cipher {
     }
 }
 
-#[derive(Clone)]
 pub(crate) struct ChaChaPolyCipher {
     encrypt: bool,
     stream: Option<ChaCha20Poly1305Stream<ChaCha20Poly1305>>,
@@ -136,6 +146,17 @@ pub(crate) struct ChaChaPolyCipher {
     tag_len: usize,
     tls_aad: Option<[u8; TLS_AAD]>,
     tls_aad_pad: usize,
+}
+
+/// `dupctx`: a deep copy, the message in progress included.
+impl Clone for ChaChaPolyCipher {
+    fn clone(&self) -> Self {
+        ChaChaPolyCipher {
+            stream: self.stream.as_ref().map(ChaCha20Poly1305Stream::duplicate),
+            key: self.key.clone(),
+            ..*self
+        }
+    }
 }
 
 impl ChaChaPolyCipher {

@@ -99,7 +99,9 @@ impl Cipher for CtrCipher {
         } else if whole > 0 {
             let mut ctr = Ctr::new(aes, &self.iv).map_err(|_| Reason::CipherOperationFailed)?;
             match body {
-                Io::InPlace(b) => ctr.apply_keystream(b),
+                Io::InPlace(b) => ctr
+                    .apply_keystream(b)
+                    .map_err(|_| Reason::CipherOperationFailed)?,
                 Io::Split(i, o) => ctr
                     .apply_keystream_to(i, o)
                     .map_err(|_| Reason::CipherOperationFailed)?,

@@ -38,7 +38,6 @@ enum IvState {
     Finished,
 }
 
-#[derive(Clone)]
 pub(crate) struct GcmCipher {
     key_len: usize,
     encrypt: bool,
@@ -58,6 +57,18 @@ pub(crate) struct GcmCipher {
     /// A TLS 1.2 record header (`tlsaad`), its length corrected.
     tls_aad: Option<[u8; TLS_AAD]>,
     tls_aad_pad: usize,
+}
+
+/// `dupctx`: a deep copy, the message in progress included (the stream is
+/// not `Clone`; `duplicate` is its explicit copy).
+impl Clone for GcmCipher {
+    fn clone(&self) -> Self {
+        GcmCipher {
+            stream: self.stream.as_ref().map(AesGcmStream::duplicate),
+            key: self.key.clone(),
+            ..*self
+        }
+    }
 }
 
 impl GcmCipher {

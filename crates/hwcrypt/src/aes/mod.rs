@@ -114,7 +114,7 @@ impl KeySize {
 /// // GCM-style counter: only the last 4 bytes count, wrapping at 2^32.
 /// let mut ctr = Ctr::with_width(Aes::new(&[7u8; 16])?, &[0xff; 16], CounterWidth::Low32)?;
 /// let mut data = [0u8; 64];
-/// ctr.apply_keystream(&mut data);
+/// ctr.apply_keystream(&mut data)?;
 /// assert_eq!(ctr.next_counter()[..12], [0xff; 12]); // the first 12 bytes never change
 /// # Ok::<(), hwcrypt::Error>(())
 /// ```

@@ -7,6 +7,23 @@
 //! Poly1305 state carried between calls); only the partial block at the
 //! edge of a piece goes through a 64-byte keystream buffer (and, for
 //! Poly1305, a 16-byte buffer of the bytes not absorbed).
+//!
+//! Neither type is `Clone` (a copy would encrypt under the same keystream);
+//! `duplicate` is the explicit, documented copy:
+//!
+//! ```compile_fail
+//! use hwcrypt::chacha20poly1305::{ChaCha20Poly1305, ChaCha20Poly1305Stream};
+//! let s = ChaCha20Poly1305Stream::new(ChaCha20Poly1305::new(&[0u8; 32])?);
+//! let copy = s.clone(); // does not compile
+//! # Ok::<(), hwcrypt::Error>(())
+//! ```
+//!
+//! ```compile_fail
+//! use hwcrypt::chacha20poly1305::ChaCha20;
+//! let c = ChaCha20::new(&[0u8; 32], &[0u8; 16])?;
+//! let copy = c.clone(); // does not compile
+//! # Ok::<(), hwcrypt::Error>(())
+//! ```
 
 use super::poly1305_soft::{BLOCK, Poly1305};
 use super::{ChaCha20Poly1305, Engine, MAX_PLAINTEXT_LEN, chacha20_soft, key_words, words};
@@ -175,7 +192,6 @@ pub const CHACHA20_IV_LEN: usize = 16;
 /// assert_eq!(&data, b"any split, any sizes");
 /// # Ok::<(), hwcrypt::Error>(())
 /// ```
-#[derive(Clone)]
 pub struct ChaCha20 {
     stream: Keystream,
 }
@@ -239,6 +255,22 @@ impl ChaCha20 {
     }
 }
 
+impl ChaCha20 {
+    /// A copy of the whole state, the message in progress included: what
+    /// OpenSSL's `EVP_CIPHER_CTX_copy` needs. **The copy and the original
+    /// share one keystream position**: if both go on encrypting, they
+    /// encrypt different data under the same keystream, which reveals the
+    /// XOR of the plaintexts. Use it to fork a computation (for
+    /// example, finish one copy and discard the other), never to encrypt
+    /// twice. (Deliberately not `Clone`, so that a copy is never made by
+    /// accident.)
+    pub fn duplicate(&self) -> ChaCha20 {
+        ChaCha20 {
+            stream: self.stream.clone(),
+        }
+    }
+}
+
 impl fmt::Debug for ChaCha20 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ChaCha20")
@@ -296,7 +328,6 @@ impl fmt::Debug for ChaCha20 {
 /// assert_eq!(&msg, b"attack at dawn");
 /// # Ok::<(), hwcrypt::Error>(())
 /// ```
-#[derive(Clone)]
 pub struct ChaCha20Poly1305Stream<K = ChaCha20Poly1305> {
     key: K,
     phase: Phase,
@@ -555,6 +586,24 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
         }
         m.edge(encrypt, tail);
         Ok(())
+    }
+}
+
+impl<K: Clone> ChaCha20Poly1305Stream<K> {
+    /// A copy of the whole state, the message in progress included: what
+    /// OpenSSL's `EVP_CIPHER_CTX_copy` needs. **The copy and the original
+    /// share one keystream position**: if both go on encrypting, they
+    /// encrypt different data under the same keystream, which reveals the
+    /// XOR of the plaintexts and lets a forger compute the Poly1305 key. Use it to fork a computation (for
+    /// example, finish one copy and discard the other), never to encrypt
+    /// twice. (Deliberately not `Clone`, so that a copy is never made by
+    /// accident.)
+    pub fn duplicate(&self) -> Self {
+        ChaCha20Poly1305Stream {
+            key: self.key.clone(),
+            phase: self.phase,
+            message: self.message.clone(),
+        }
     }
 }
 

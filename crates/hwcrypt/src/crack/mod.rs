@@ -277,8 +277,8 @@ pub struct SearchOptions {
 /// assert_eq!(hit.plaintext_offset, 16); // CBC without the IV: block 0 is not known
 /// # Ok::<(), hwcrypt::Error>(())
 /// ```
-#[derive(Clone, Copy, Debug)]
-pub struct Progress {
+#[derive(Clone, Copy)]
+pub struct Progress<'a> {
     /// Keys tested so far.
     pub searched: u64,
     /// Keys in the searched range.
@@ -287,6 +287,24 @@ pub struct Progress {
     pub elapsed: Duration,
     /// Hits so far.
     pub hits: usize,
+    /// A safe point to resume from: every key of `range.start..position`
+    /// was tested, and every hit among them is in `found` (what a periodic
+    /// checkpoint saves; [`Outcome::position`] is the same at the end).
+    pub position: u64,
+    /// The hits so far (all of them, in the order found).
+    pub found: &'a [Hit],
+}
+
+impl core::fmt::Debug for Progress<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Progress")
+            .field("searched", &self.searched)
+            .field("total", &self.total)
+            .field("elapsed", &self.elapsed)
+            .field("hits", &self.hits)
+            .field("position", &self.position)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A key that passed the full predicate.
@@ -501,7 +519,7 @@ impl<'a> Search<'a> {
 
     /// Runs the search, calling `progress` on this thread about every
     /// `progress_interval` until it ends.
-    pub fn run(self, mut progress: impl FnMut(&Progress)) -> Outcome {
+    pub fn run(self, mut progress: impl FnMut(&Progress<'_>)) -> Outcome {
         let start = Instant::now();
         let range = self.range.clone();
         let len = range.end - range.start;
@@ -515,16 +533,34 @@ impl<'a> Search<'a> {
         let passes = AtomicU64::new(0);
         let stop = AtomicBool::new(false);
         let hits: Mutex<Vec<Hit>> = Mutex::new(Vec::new());
-        let hit_count = AtomicU64::new(0);
         let cancel = self.options.cancel.clone().unwrap_or_default();
         let interval = self
             .options
             .progress_interval
             .unwrap_or(Duration::from_millis(100));
+        // Per thread, the index in its chunk below which it has tested
+        // every key (u64::MAX once it has no more chunks): every key below
+        // the lowest of them and below the next chunk to hand out was
+        // tested (see `safe_position`).
+        let current: Vec<AtomicU64> = (0..self.threads)
+            .map(|_| AtomicU64::new(range.start))
+            .collect();
+        let safe_position = || {
+            let handed_out = next_chunk
+                .load(Ordering::SeqCst)
+                .saturating_mul(chunk)
+                .saturating_add(range.start)
+                .min(range.end);
+            current
+                .iter()
+                .map(|c| c.load(Ordering::SeqCst))
+                .fold(handed_out, u64::min)
+        };
         let (tx, rx) = mpsc::channel::<()>();
         let worker = Worker {
             search: &self,
             chunk,
+            current: &current,
             next_chunk: &next_chunk,
             unfinished: &unfinished,
             searched: &searched,
@@ -532,14 +568,13 @@ impl<'a> Search<'a> {
             stop: &stop,
             cancel: &cancel,
             hits: &hits,
-            hit_count: &hit_count,
         };
         std::thread::scope(|s| {
-            for _ in 0..self.threads {
+            for t in 0..self.threads {
                 let tx = tx.clone();
                 let w = &worker;
                 s.spawn(move || {
-                    w.run();
+                    w.run(t);
                     let _ = tx.send(());
                 });
             }
@@ -548,12 +583,20 @@ impl<'a> Search<'a> {
             while running > 0 {
                 match rx.recv_timeout(interval) {
                     Ok(()) => running -= 1,
-                    Err(mpsc::RecvTimeoutError::Timeout) => progress(&Progress {
-                        searched: searched.load(Ordering::Relaxed),
-                        total: len,
-                        elapsed: start.elapsed(),
-                        hits: hit_count.load(Ordering::Relaxed) as usize,
-                    }),
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        // The position first, then the hits: a worker
+                        // records its hits before it moves past a chunk.
+                        let position = safe_position();
+                        let found = hits.lock().unwrap_or_else(|e| e.into_inner());
+                        progress(&Progress {
+                            searched: searched.load(Ordering::Relaxed),
+                            total: len,
+                            elapsed: start.elapsed(),
+                            hits: found.len(),
+                            position,
+                            found: &found,
+                        });
+                    }
                     Err(mpsc::RecvTimeoutError::Disconnected) => break,
                 }
             }
@@ -589,7 +632,7 @@ pub fn search(
     space: &KeySpace,
     challenge: &Challenge,
     options: SearchOptions,
-    progress: impl FnMut(&Progress),
+    progress: impl FnMut(&Progress<'_>),
 ) -> Result<Outcome> {
     Ok(Search::new(space, challenge, options)?.run(progress))
 }
@@ -598,6 +641,9 @@ pub fn search(
 struct Worker<'s, 'a> {
     search: &'s Search<'a>,
     chunk: u64,
+    /// Per thread: the index in its chunk up to which every key is tested
+    /// (u64::MAX when it has no more chunks).
+    current: &'s [AtomicU64],
     next_chunk: &'s AtomicU64,
     /// Lowest index a worker stopped at before finishing its chunk.
     unfinished: &'s AtomicU64,
@@ -606,7 +652,6 @@ struct Worker<'s, 'a> {
     stop: &'s AtomicBool,
     cancel: &'s CancelToken,
     hits: &'s Mutex<Vec<Hit>>,
-    hit_count: &'s AtomicU64,
 }
 
 impl Worker<'_, '_> {
@@ -614,7 +659,16 @@ impl Worker<'_, '_> {
         self.stop.load(Ordering::Relaxed) || self.cancel.is_cancelled()
     }
 
-    fn run(&self) {
+    fn run(&self, thread: usize) {
+        self.run_chunks(thread);
+        // Stopped early or not, a halted thread's unfinished chunk is
+        // accounted for by `unfinished`; a finished one has no chunk.
+        if !self.halted() {
+            self.current[thread].store(u64::MAX, Ordering::SeqCst);
+        }
+    }
+
+    fn run_chunks(&self, thread: usize) {
         let s = self.search;
         let size = s.space.key_size();
         let key_len = size.key_len();
@@ -648,6 +702,9 @@ impl Worker<'_, '_> {
             else {
                 return;
             };
+            // Raises this thread's mark from its last chunk (finished, its
+            // hits recorded) to this one.
+            self.current[thread].store(a, Ordering::SeqCst);
             let b = a.saturating_add(self.chunk).min(s.range.end);
             let mut odo = Odometer::new(s.space, a);
             let mut i = a;
@@ -678,6 +735,10 @@ impl Worker<'_, '_> {
                 if batches.is_multiple_of(256) {
                     self.searched.fetch_add(pending, Ordering::Relaxed);
                     pending = 0;
+                    // Every key below `i` in this chunk is tested and its
+                    // hits recorded: the resume point moves on inside long
+                    // chunks too (slow backends).
+                    self.current[thread].store(i, Ordering::SeqCst);
                 }
             }
             self.searched.fetch_add(pending, Ordering::Relaxed);
@@ -701,7 +762,6 @@ impl Worker<'_, '_> {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .push(hit);
-            self.hit_count.fetch_add(1, Ordering::Relaxed);
             if !self.search.options.find_all {
                 self.stop.store(true, Ordering::Relaxed);
             }

@@ -531,7 +531,9 @@ impl Challenge {
                 .expect("16-byte IV")
                 .decrypt(out)
                 .expect("block-aligned"),
-            Mode::Ctr { iv } => Ctr::new(aes, &iv).expect("16-byte IV").apply_keystream(out),
+            Mode::Ctr { iv } => Ctr::new(aes, &iv)
+                .and_then(|mut ctr| ctr.apply_keystream(out))
+                .expect("16-byte IV, 128-bit counter"),
         }
     }
 

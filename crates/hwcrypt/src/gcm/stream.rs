@@ -5,6 +5,16 @@
 //! with the counter carried between calls; only the partial block at the
 //! edge of a piece goes through a 16-byte buffer (its keystream block, and
 //! the ciphertext bytes GHASH has not taken yet).
+//!
+//! [`AesGcmStream`] is not `Clone` (a copy would encrypt under the same
+//! keystream); [`AesGcmStream::duplicate`] is the explicit, documented copy:
+//!
+//! ```compile_fail
+//! use hwcrypt::gcm::{AesGcm, AesGcmStream};
+//! let s = AesGcmStream::new(AesGcm::new(&[0u8; 16])?);
+//! let copy = s.clone(); // does not compile
+//! # Ok::<(), hwcrypt::Error>(())
+//! ```
 
 use super::{AesGcm, GcmTag, MAX_AAD_LEN, MAX_IV_LEN, MAX_PLAINTEXT_LEN, check_tag_len, inc32};
 use crate::aead::phase::{Phase, add_len};
@@ -76,7 +86,6 @@ use zeroize::Zeroize;
 /// assert_eq!(&msg, b"attack at dawn, bring snacks");
 /// # Ok::<(), hwcrypt::Error>(())
 /// ```
-#[derive(Clone)]
 pub struct AesGcmStream<K = AesGcm> {
     key: K,
     tag_len: usize,
@@ -362,6 +371,46 @@ impl<K: Borrow<AesGcm>> AesGcmStream<K> {
             self.pending_len = tail.len();
         }
         Ok(())
+    }
+}
+
+impl<K: Clone> AesGcmStream<K> {
+    /// A copy of the whole state, the message in progress included: what
+    /// OpenSSL's `EVP_CIPHER_CTX_copy` needs. **The copy and the original
+    /// share one keystream position**: if both go on encrypting, they
+    /// encrypt different data under the same keystream, which reveals the
+    /// XOR of the plaintexts and, for GCM, lets a forger compute the GHASH key. Use it to fork a computation (for
+    /// example, finish one copy and discard the other), never to encrypt
+    /// twice. (Deliberately not `Clone`, so that a copy is never made by
+    /// accident.)
+    ///
+    /// ```
+    /// use hwcrypt::gcm::{AesGcm, AesGcmStream};
+    /// let mut a = AesGcmStream::new(AesGcm::new(&[1; 16])?);
+    /// a.start(&[2; 12])?;
+    /// a.aad(b"header")?;
+    /// let mut b = a.duplicate(); // forked after the header
+    /// let mut x = *b"one message";
+    /// a.encrypt(&mut x)?;
+    /// let tag_a = a.finish()?;
+    /// drop(b.finish()?); // the other fork ends without encrypting anything
+    /// # let _ = tag_a;
+    /// # Ok::<(), hwcrypt::Error>(())
+    /// ```
+    pub fn duplicate(&self) -> Self {
+        AesGcmStream {
+            key: self.key.clone(),
+            tag_len: self.tag_len,
+            phase: self.phase,
+            mask: self.mask,
+            acc: self.acc,
+            counter: self.counter,
+            pending: self.pending,
+            pending_len: self.pending_len,
+            keystream: self.keystream,
+            aad_len: self.aad_len,
+            text_len: self.text_len,
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::{block_iv, separate};
 use crate::aes::{Aes, BLOCK_SIZE, Block, CounterWidth};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::inout::InOut;
 use core::borrow::Borrow;
 use zeroize::Zeroize;
@@ -11,14 +11,20 @@ use zeroize::Zeroize;
 /// [`Ctr::seek`] jumps to any byte offset. Encryption and decryption are the
 /// same operation, [`Ctr::apply_keystream`].
 ///
+/// A call that would take the counter past its width, which would repeat
+/// keystream, fails with [`Error::KeystreamExhausted`] and leaves the buffer
+/// as it was: with [`CounterWidth::Low32`] a counter serves 2^32 blocks
+/// (64 GiB) from its initial value; with [`CounterWidth::Full128`] the limit
+/// is the byte position 2^128 - 1.
+///
 /// ```
 /// use hwcrypt::{aes::Aes, modes::Ctr};
 /// let mut ctr = Ctr::new(Aes::new(&[0u8; 16])?, &[0u8; 16])?;
 /// let mut data = *b"any length, any split";
-/// ctr.apply_keystream(&mut data[..5]);
-/// ctr.apply_keystream(&mut data[5..]);
+/// ctr.apply_keystream(&mut data[..5])?;
+/// ctr.apply_keystream(&mut data[5..])?;
 /// ctr.seek(0); // back to the start: CTR is its own inverse
-/// ctr.apply_keystream(&mut data);
+/// ctr.apply_keystream(&mut data)?;
 /// assert_eq!(&data, b"any length, any split");
 /// # Ok::<(), hwcrypt::Error>(())
 /// ```
@@ -59,15 +65,43 @@ impl<K: Borrow<Aes>> Ctr<K> {
         })
     }
 
-    /// XORs the keystream into `buf`.
-    pub fn apply_keystream(&mut self, buf: &mut [u8]) {
+    /// XORs the keystream into `buf`; [`Error::KeystreamExhausted`] (and
+    /// `buf` untouched) where that would repeat keystream.
+    pub fn apply_keystream(&mut self, buf: &mut [u8]) -> Result<()> {
+        self.check_room(buf.len())?;
         self.apply(InOut::InPlace(buf));
+        Ok(())
     }
 
-    /// Writes `input` XOR keystream to `output` (same length).
+    /// Writes `input` XOR keystream to `output` (same length); errors as
+    /// [`Ctr::apply_keystream`].
     pub fn apply_keystream_to(&mut self, input: &[u8], output: &mut [u8]) -> Result<()> {
-        self.apply(separate(input, output)?);
+        let io = separate(input, output)?;
+        self.check_room(io.len())?;
+        self.apply(io);
         Ok(())
+    }
+
+    /// Bytes of keystream a counter of this width serves before it repeats
+    /// (`None`: more than a `u128` byte position can name).
+    fn keystream_limit(&self) -> Option<u128> {
+        match self.width {
+            CounterWidth::Low32 => Some((1u128 << 32) * BLOCK_SIZE as u128),
+            CounterWidth::Full128 => None,
+        }
+    }
+
+    /// Fails if `len` more bytes from the current position would pass the
+    /// end of the keystream (the counter wrapping onto blocks already used).
+    fn check_room(&self, len: usize) -> Result<()> {
+        let end = self
+            .position
+            .checked_add(len as u128)
+            .ok_or(Error::KeystreamExhausted)?;
+        match self.keystream_limit() {
+            Some(limit) if end > limit => Err(Error::KeystreamExhausted),
+            _ => Ok(()),
+        }
     }
 
     /// Moves to byte `offset` of the keystream (relative to the initial counter).
@@ -124,7 +158,8 @@ impl<K: Borrow<Aes>> Ctr<K> {
             tail.xor_keystream(&self.keystream[..tail.len()]);
             self.used = tail.len();
         }
-        self.position = self.position.wrapping_add(len as u128);
+        // check_room made sure this does not overflow.
+        self.position += len as u128;
     }
 }
 

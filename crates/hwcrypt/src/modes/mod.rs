@@ -116,12 +116,18 @@ mod tests {
             f(&mut buf);
             buf
         };
-        let owned = run(&mut |b| Ctr::new(aes.clone(), &iv).unwrap().apply_keystream(b));
-        let borrowed = run(&mut |b| Ctr::new(&aes, &iv).unwrap().apply_keystream(b));
+        let owned = run(&mut |b| {
+            Ctr::new(aes.clone(), &iv)
+                .unwrap()
+                .apply_keystream(b)
+                .unwrap()
+        });
+        let borrowed = run(&mut |b| Ctr::new(&aes, &iv).unwrap().apply_keystream(b).unwrap());
         let shared = run(&mut |b| {
             Ctr::new(Arc::new(aes.clone()), &iv)
                 .unwrap()
                 .apply_keystream(b)
+                .unwrap()
         });
         assert_eq!(owned, borrowed);
         assert_eq!(owned, shared);

@@ -145,7 +145,7 @@ impl Subject {
             Subject::ChaCha(k) => {
                 black_box(k.seal_in_place_detached(&nonce[..12], &[], buf)?);
             }
-            Subject::Ctr(k) => Ctr::new(k, &nonce)?.apply_keystream(buf),
+            Subject::Ctr(k) => Ctr::new(k, &nonce)?.apply_keystream(buf)?,
         }
         black_box(buf);
         Ok(())
