@@ -40,5 +40,11 @@ valgrind --tool=memcheck --error-exitcode=1 --suppressions="$supp" \
     --num-callers=20 --track-origins=yes --read-inline-info=yes \
     --show-leak-kinds=none "$ct_bin"
 
-echo "== dudect (DUDECT_SECONDS=${DUDECT_SECONDS:-5} per case)"
-"$dudect_bin"
+# Pinned to the last core where taskset exists: a measurement that moves
+# between cores mid-run mixes two clocks and caches into the classes.
+pin=()
+if command -v taskset >/dev/null; then
+    pin=(taskset -c "$(($(nproc) - 1))")
+fi
+echo "== dudect (DUDECT_SECONDS=${DUDECT_SECONDS:-5} per case${pin[*]:+, ${pin[*]}})"
+"${pin[@]}" "$dudect_bin"
