@@ -22,10 +22,12 @@ pub(crate) enum InOut<'a> {
 
 impl<'a> InOut<'a> {
     /// Separate buffers; `None` if their lengths differ.
+    #[inline]
     pub(crate) fn separate(input: &'a [u8], output: &'a mut [u8]) -> Option<InOut<'a>> {
         (input.len() == output.len()).then_some(InOut::Separate { input, output })
     }
 
+    #[inline]
     pub(crate) fn len(&self) -> usize {
         match self {
             InOut::InPlace(buf) => buf.len(),
@@ -33,6 +35,7 @@ impl<'a> InOut<'a> {
         }
     }
 
+    #[inline]
     pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -46,6 +49,7 @@ impl<'a> InOut<'a> {
     /// docs allow. (Taking `src` from `as_ptr()` and then `dst` from a
     /// second, mutable borrow would invalidate `src` under Rust's aliasing
     /// rules: undefined behaviour that Miri reports.)
+    #[inline]
     pub(crate) fn ptrs(&mut self) -> (*const u8, *mut u8) {
         match self {
             InOut::InPlace(buf) => {
@@ -57,6 +61,7 @@ impl<'a> InOut<'a> {
     }
 
     /// Splits into `[..mid]` and `[mid..]`. Panics if `mid > len` (internal use only).
+    #[inline]
     pub(crate) fn split_at(self, mid: usize) -> (InOut<'a>, InOut<'a>) {
         match self {
             InOut::InPlace(buf) => {
@@ -81,6 +86,7 @@ impl<'a> InOut<'a> {
     }
 
     /// Copies input bytes `[offset..offset + dst.len()]` into `dst`.
+    #[inline]
     pub(crate) fn read(&self, offset: usize, dst: &mut [u8]) {
         let src = match self {
             InOut::InPlace(buf) => &buf[offset..offset + dst.len()],
@@ -90,6 +96,7 @@ impl<'a> InOut<'a> {
     }
 
     /// Copies `src` into output bytes `[offset..offset + src.len()]`.
+    #[inline]
     pub(crate) fn write(&mut self, offset: usize, src: &[u8]) {
         let dst = match self {
             InOut::InPlace(buf) => &mut buf[offset..offset + src.len()],
@@ -99,6 +106,7 @@ impl<'a> InOut<'a> {
     }
 
     /// Input byte `i`.
+    #[inline]
     pub(crate) fn get(&self, i: usize) -> u8 {
         match self {
             InOut::InPlace(buf) => buf[i],
@@ -107,6 +115,7 @@ impl<'a> InOut<'a> {
     }
 
     /// Sets output byte `i`.
+    #[inline]
     pub(crate) fn set(&mut self, i: usize, value: u8) {
         match self {
             InOut::InPlace(buf) => buf[i] = value,
@@ -115,6 +124,7 @@ impl<'a> InOut<'a> {
     }
 
     /// Output = input XOR `keystream` (byte-wise, `keystream.len() == self.len()`).
+    #[inline]
     pub(crate) fn xor_keystream(&mut self, keystream: &[u8]) {
         debug_assert_eq!(keystream.len(), self.len());
         match self {

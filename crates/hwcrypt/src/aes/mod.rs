@@ -425,6 +425,7 @@ impl Aes {
         }
     }
 
+    #[inline]
     pub(crate) fn kernels(&self) -> &dyn AesKernels {
         match &self.inner {
             Inner::Soft(k) => &**k,

@@ -257,13 +257,12 @@ impl ChaCha20 {
 
 impl ChaCha20 {
     /// A copy of the whole state, the message in progress included: what
-    /// OpenSSL's `EVP_CIPHER_CTX_copy` needs. **The copy and the original
-    /// share one keystream position**: if both go on encrypting, they
-    /// encrypt different data under the same keystream, which reveals the
-    /// XOR of the plaintexts. Use it to fork a computation (for
-    /// example, finish one copy and discard the other), never to encrypt
-    /// twice. (Deliberately not `Clone`, so that a copy is never made by
-    /// accident.)
+    /// OpenSSL's `EVP_CIPHER_CTX_copy` needs. **The copy and the original share
+    /// one keystream position**: if both go on encrypting, they encrypt
+    /// different data under the same keystream, which reveals the XOR of the
+    /// plaintexts. Use it to fork a computation (for example, finish one copy
+    /// and discard the other), never to encrypt twice. (Deliberately not
+    /// `Clone`, so that a copy is never made by accident.)
     pub fn duplicate(&self) -> ChaCha20 {
         ChaCha20 {
             stream: self.stream.clone(),
@@ -591,13 +590,13 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
 
 impl<K: Clone> ChaCha20Poly1305Stream<K> {
     /// A copy of the whole state, the message in progress included: what
-    /// OpenSSL's `EVP_CIPHER_CTX_copy` needs. **The copy and the original
-    /// share one keystream position**: if both go on encrypting, they
-    /// encrypt different data under the same keystream, which reveals the
-    /// XOR of the plaintexts and lets a forger compute the Poly1305 key. Use it to fork a computation (for
-    /// example, finish one copy and discard the other), never to encrypt
-    /// twice. (Deliberately not `Clone`, so that a copy is never made by
-    /// accident.)
+    /// OpenSSL's `EVP_CIPHER_CTX_copy` needs. **The copy and the original share
+    /// one keystream position**: if both go on encrypting, they encrypt
+    /// different data under the same keystream, which reveals the XOR of the
+    /// plaintexts and lets a forger compute the Poly1305 key. Use it to fork a
+    /// computation (for example, finish one copy and discard the other), never
+    /// to encrypt twice. (Deliberately not `Clone`, so that a copy is never
+    /// made by accident.)
     pub fn duplicate(&self) -> Self {
         ChaCha20Poly1305Stream {
             key: self.key.clone(),

@@ -376,13 +376,13 @@ impl<K: Borrow<AesGcm>> AesGcmStream<K> {
 
 impl<K: Clone> AesGcmStream<K> {
     /// A copy of the whole state, the message in progress included: what
-    /// OpenSSL's `EVP_CIPHER_CTX_copy` needs. **The copy and the original
-    /// share one keystream position**: if both go on encrypting, they
-    /// encrypt different data under the same keystream, which reveals the
-    /// XOR of the plaintexts and, for GCM, lets a forger compute the GHASH key. Use it to fork a computation (for
-    /// example, finish one copy and discard the other), never to encrypt
-    /// twice. (Deliberately not `Clone`, so that a copy is never made by
-    /// accident.)
+    /// OpenSSL's `EVP_CIPHER_CTX_copy` needs. **The copy and the original share
+    /// one keystream position**: if both go on encrypting, they encrypt
+    /// different data under the same keystream, which reveals the XOR of the
+    /// plaintexts and, for GCM, lets a forger compute the GHASH key. Use it to
+    /// fork a computation (for example, finish one copy and discard the other),
+    /// never to encrypt twice. (Deliberately not `Clone`, so that a copy is
+    /// never made by accident.)
     ///
     /// ```
     /// use hwcrypt::gcm::{AesGcm, AesGcmStream};
