@@ -7,8 +7,8 @@ use crate::error::{Error, Result};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use core::fmt;
-use std::io::{self, Write};
-use zeroize::Zeroizing;
+use std::io::{self, BufRead, Read, Write};
+use zeroize::{Zeroize, Zeroizing};
 
 /// The armor's first line.
 pub const BEGIN: &str = "-----BEGIN AGE ENCRYPTED FILE-----";
@@ -33,43 +33,187 @@ pub fn is_armored(input: &[u8]) -> bool {
     n > 0 && rest[..n] == BEGIN.as_bytes()[..n] && rest.starts_with(b"-----BEGIN")
 }
 
-/// Decodes an armored age file into the binary one.
+/// Decodes an armored age file into the binary one (the whole file in
+/// memory; [`ArmoredReader`] decodes as it reads).
 pub fn decode_armor(input: &[u8]) -> Result<Vec<u8>> {
-    let bad = |m: &str| Error::Armor(m.into());
-    let start = input
-        .iter()
-        .position(|&b| !is_space(b))
-        .unwrap_or(input.len());
-    let mut lines = input[start..].split(|&b| b == b'\n');
-    let mut next_line = || lines.next().map(|l| l.strip_suffix(b"\r").unwrap_or(l));
-    if next_line() != Some(BEGIN.as_bytes()) {
-        return Err(bad("missing -----BEGIN AGE ENCRYPTED FILE----- line"));
+    let mut out = Vec::new();
+    match ArmoredReader::new(input).read_to_end(&mut out) {
+        Ok(_) => Ok(out),
+        Err(e) => {
+            out.zeroize();
+            Err(armor_error(e))
+        }
     }
-    let mut b64 = Zeroizing::new(Vec::new());
-    let mut short_seen = false;
-    loop {
-        let Some(line) = next_line() else {
-            return Err(bad("missing -----END AGE ENCRYPTED FILE----- line"));
-        };
-        if line == END.as_bytes() {
-            break;
+}
+
+/// The armor error inside an `io::Error` from [`ArmoredReader`].
+fn armor_error(e: io::Error) -> Error {
+    match e.into_inner().map(|inner| inner.downcast::<Error>()) {
+        Some(Ok(inner)) => *inner,
+        Some(Err(other)) => Error::Armor(other.to_string()),
+        None => Error::Armor("read failed".into()),
+    }
+}
+
+/// Where an [`ArmoredReader`] is in the armor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Before the BEGIN line (leading whitespace not yet skipped).
+    Begin,
+    /// In the base64 lines; `last` once a line was short or padded (only
+    /// the END line may follow).
+    Body { last: bool },
+    /// After the END line, only whitespace was found to the end.
+    Done,
+}
+
+/// Decodes an armored age file as it is read, in bounded memory: one line
+/// at a time, with the same rules as [`decode_armor`] (strict PEM, 64-column
+/// lines, canonical padded base64, whitespace only around the block). A
+/// violation is an `io::Error` of kind `InvalidData` carrying an
+/// [`Error::Armor`]; the bytes before it were decoded from lines that were
+/// valid so far (the age STREAM authenticates them, not the armor).
+pub struct ArmoredReader<R: io::BufRead> {
+    inner: R,
+    state: State,
+    /// The current input line (at most `MAX_LINE` bytes).
+    line: Zeroizing<Vec<u8>>,
+    /// Decoded bytes of the current line: `decoded[at..len]` not yet read.
+    decoded: Zeroizing<[u8; LINE_BYTES]>,
+    at: usize,
+    len: usize,
+}
+
+/// The longest line read: 64 columns, CR and LF, and one byte more to tell
+/// a long line.
+const MAX_LINE: u64 = COLUMNS as u64 + 3;
+
+impl<R: io::BufRead> ArmoredReader<R> {
+    /// Decodes the armored file `inner` holds.
+    pub fn new(inner: R) -> Self {
+        ArmoredReader {
+            inner,
+            state: State::Begin,
+            line: Zeroizing::new(Vec::with_capacity(MAX_LINE as usize)),
+            decoded: Zeroizing::new([0; LINE_BYTES]),
+            at: 0,
+            len: 0,
         }
-        if short_seen {
-            return Err(bad("short line before the end of the armor"));
+    }
+
+    /// The next line without its LF and one CR before it, as a range of
+    /// `self.line`; `None` at the end of the input.
+    fn next_line(&mut self) -> io::Result<Option<core::ops::Range<usize>>> {
+        self.line.clear();
+        let n = (&mut self.inner)
+            .take(MAX_LINE)
+            .read_until(b'\n', &mut self.line)?;
+        if n == 0 {
+            return Ok(None);
         }
-        if line.is_empty() || line.len() > COLUMNS {
+        let mut end = n;
+        if self.line[end - 1] == b'\n' {
+            end -= 1;
+        } else if n as u64 == MAX_LINE {
             return Err(bad("armor line of the wrong length"));
         }
-        short_seen = line.len() < COLUMNS;
-        b64.extend_from_slice(line);
+        if end > 0 && self.line[end - 1] == b'\r' {
+            end -= 1;
+        }
+        Ok(Some(0..end))
     }
-    let rest: Vec<&[u8]> = std::iter::from_fn(next_line).collect();
-    if !rest.iter().all(|l| l.iter().all(|&b| is_space(b))) {
-        return Err(bad("data after the armor"));
+
+    /// Skips whitespace; returns whether anything else follows.
+    fn skip_space(&mut self) -> io::Result<bool> {
+        loop {
+            let buf = self.inner.fill_buf()?;
+            if buf.is_empty() {
+                return Ok(false);
+            }
+            let n = buf.iter().position(|&b| !is_space(b));
+            let skip = n.unwrap_or(buf.len());
+            self.inner.consume(skip);
+            if n.is_some() {
+                return Ok(true);
+            }
+        }
     }
-    STANDARD
-        .decode(&b64[..])
-        .map_err(|_| bad("armor body is not canonical padded base64"))
+
+    /// Decodes the next line into `decoded`; false at the END line.
+    fn decode_line(&mut self) -> io::Result<bool> {
+        loop {
+            match self.state {
+                State::Done => return Ok(false),
+                State::Begin => {
+                    self.skip_space()?;
+                    let first = self.next_line()?;
+                    if first.map(|r| &self.line[r]) != Some(BEGIN.as_bytes()) {
+                        return Err(bad("missing -----BEGIN AGE ENCRYPTED FILE----- line"));
+                    }
+                    self.state = State::Body { last: false };
+                }
+                State::Body { last } => {
+                    let Some(range) = self.next_line()? else {
+                        return Err(bad("missing -----END AGE ENCRYPTED FILE----- line"));
+                    };
+                    let line = &self.line[range];
+                    if line == END.as_bytes() {
+                        if self.skip_space()? {
+                            return Err(bad("data after the armor"));
+                        }
+                        self.state = State::Done;
+                        return Ok(false);
+                    }
+                    if last {
+                        return Err(bad("short line before the end of the armor"));
+                    }
+                    if line.is_empty() || line.len() > COLUMNS {
+                        return Err(bad("armor line of the wrong length"));
+                    }
+                    // Lines are whole base64 quanta (64 = 16 x 4), so each
+                    // decodes on its own; padding may end only the last.
+                    let last = line.len() < COLUMNS || line.ends_with(b"=");
+                    let n = STANDARD
+                        .decode_slice(line, &mut self.decoded[..])
+                        .map_err(|_| bad("armor body is not canonical padded base64"))?;
+                    self.state = State::Body { last };
+                    self.at = 0;
+                    self.len = n;
+                    if n > 0 {
+                        return Ok(true);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn bad(message: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, Error::Armor(message.into()))
+}
+
+impl<R: io::BufRead> Read for ArmoredReader<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let mut written = 0;
+        while written < out.len() {
+            if self.at == self.len && !self.decode_line()? {
+                break;
+            }
+            let n = (self.len - self.at).min(out.len() - written);
+            out[written..written + n].copy_from_slice(&self.decoded[self.at..self.at + n]);
+            self.at += n;
+            written += n;
+        }
+        Ok(written)
+    }
+}
+
+impl<R: io::BufRead> fmt::Debug for ArmoredReader<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ArmoredReader")
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Writes the armor around what is written to it; [`finish`](Self::finish)
@@ -152,5 +296,186 @@ impl<W: Write> Write for ArmoredWriter<W> {
 impl<W: Write> fmt::Debug for ArmoredWriter<W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ArmoredWriter").finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The whole-buffer decoder this module had before `ArmoredReader`
+    /// (kept as the oracle: the streaming decoder must accept and reject
+    /// exactly what it did, with the same bytes).
+        fn decode_whole(input: &[u8]) -> Result<Vec<u8>> {
+        let bad = |m: &str| Error::Armor(m.into());
+        let start = input
+            .iter()
+            .position(|&b| !is_space(b))
+            .unwrap_or(input.len());
+        let mut lines = input[start..].split(|&b| b == b'\n');
+        let mut next_line = || lines.next().map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+        if next_line() != Some(BEGIN.as_bytes()) {
+            return Err(bad("missing -----BEGIN AGE ENCRYPTED FILE----- line"));
+        }
+        let mut b64 = Zeroizing::new(Vec::new());
+        let mut short_seen = false;
+        loop {
+            let Some(line) = next_line() else {
+                return Err(bad("missing -----END AGE ENCRYPTED FILE----- line"));
+            };
+            if line == END.as_bytes() {
+                break;
+            }
+            if short_seen {
+                return Err(bad("short line before the end of the armor"));
+            }
+            if line.is_empty() || line.len() > COLUMNS {
+                return Err(bad("armor line of the wrong length"));
+            }
+            short_seen = line.len() < COLUMNS;
+            b64.extend_from_slice(line);
+        }
+        let rest: Vec<&[u8]> = std::iter::from_fn(next_line).collect();
+        if !rest.iter().all(|l| l.iter().all(|&b| is_space(b))) {
+            return Err(bad("data after the armor"));
+        }
+        STANDARD
+            .decode(&b64[..])
+            .map_err(|_| bad("armor body is not canonical padded base64"))
+    }
+
+    /// A small deterministic generator (no dev-dependency for this).
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    fn armor(data: &[u8]) -> Vec<u8> {
+        let mut w = ArmoredWriter::new(Vec::new()).unwrap();
+        w.write_all(data).unwrap();
+        w.finish().unwrap()
+    }
+
+    /// The streaming decoder through a reader that hands out `step` bytes
+    /// at a time (lines and reads split anywhere).
+    fn decode_stream(input: &[u8], step: usize) -> Result<Vec<u8>> {
+        let reader = io::BufReader::with_capacity(step.max(1), input);
+        let mut out = Vec::new();
+        let mut r = ArmoredReader::new(reader);
+        let mut buf = vec![0u8; step.max(1) * 3 + 1];
+        loop {
+            match r.read(&mut buf) {
+                Ok(0) => return Ok(out),
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+                Err(e) => return Err(armor_error(e)),
+            }
+        }
+    }
+
+    /// Valid armor of many lengths and mutations of it (whitespace, CRLF,
+    /// line breaks moved, bytes changed, padding moved, lines dropped or
+    /// doubled, data after the END line): the streaming decoder accepts
+    /// exactly what the whole-buffer one accepted, with the same bytes.
+    #[test]
+    fn streaming_decoder_agrees_with_the_whole_buffer_one() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut accepted = 0;
+        let mut rejected = 0;
+        for case in 0..6000 {
+            let len = match case % 4 {
+                0 => rng.below(4),
+                1 => rng.below(200),
+                2 => 48 * rng.below(5) + rng.below(3),
+                _ => rng.below(3000),
+            };
+            let data: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+            let mut a = armor(&data);
+            let mutations = if case % 5 == 0 { 0 } else { 1 + rng.below(3) };
+            for _ in 0..mutations {
+                let at = rng.below(a.len() + 1);
+                match rng.below(9) {
+                    0 => a.insert(at, [b' ', b'\t', b'\r', b'\n'][rng.below(4)]),
+                    1 if at < a.len() => {
+                        a.remove(at);
+                    }
+                    2 if at < a.len() => a[at] = b"AQZ+/=-\n\r x"[rng.below(11)],
+                    3 => {
+                        // Every LF into CRLF.
+                        let mut b = Vec::new();
+                        for &c in &a {
+                            if c == b'\n' {
+                                b.push(b'\r');
+                            }
+                            b.push(c);
+                        }
+                        a = b;
+                    }
+                    4 => a.splice(0..0, b"\n \t\r\n".iter().copied()).for_each(drop),
+                    5 => a.extend_from_slice([&b"\n\n  "[..], b"x", b"\r\n"][rng.below(3)]),
+                    6 if at < a.len() => a.insert(at, b'='),
+                    7 => {
+                        // Drop or double a line.
+                        let lines: Vec<&[u8]> = a.split(|&c| c == b'\n').collect();
+                        let k = rng.below(lines.len());
+                        let mut b: Vec<&[u8]> = lines.clone();
+                        if rng.below(2) == 0 {
+                            b.remove(k);
+                        } else {
+                            b.insert(k, lines[k]);
+                        }
+                        a = b.join(&b'\n');
+                    }
+                    _ => a.truncate(at),
+                }
+            }
+            let want = decode_whole(&a);
+            for step in [1, 7, 64, 4096] {
+                let got = decode_stream(&a, step);
+                match (&want, &got) {
+                    (Ok(w), Ok(g)) => assert_eq!(w, g, "case {case} step {step}"),
+                    (Err(_), Err(e)) => assert!(matches!(e, Error::Armor(_)), "{e}"),
+                    _ => panic!(
+                        "case {case} step {step}: whole {:?}, streaming {:?}, input {:?}",
+                        want.as_ref().map(Vec::len),
+                        got.as_ref().map(Vec::len),
+                        String::from_utf8_lossy(&a)
+                    ),
+                }
+            }
+            if want.is_ok() {
+                accepted += 1;
+            } else {
+                rejected += 1;
+            }
+        }
+        // Both outcomes well represented.
+        assert!(accepted > 1000 && rejected > 1000, "{accepted} / {rejected}");
+    }
+
+    /// Memory stays bounded however long a line is: a "line" of a
+    /// megabyte without LF is refused after a few bytes.
+    #[test]
+    fn long_lines_are_refused_in_bounded_memory() {
+        let mut a = b"-----BEGIN AGE ENCRYPTED FILE-----\n".to_vec();
+        a.extend(std::iter::repeat_n(b'A', 1 << 20));
+        let mut r = ArmoredReader::new(&a[..]);
+        let mut out = [0u8; 4096];
+        let e = loop {
+            match r.read(&mut out) {
+                Ok(0) => panic!("accepted"),
+                Ok(_) => {}
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        assert!(r.line.capacity() <= 128, "{}", r.line.capacity());
     }
 }

@@ -5,7 +5,7 @@
 
 use super::age_output::{AtomicFile, remove_temp_on_interrupt, same_file};
 use clap::Args as ClapArgs;
-use hwcrypt_age::armor::{ArmoredWriter, decode_armor, is_armored};
+use hwcrypt_age::armor::{ArmoredReader, ArmoredWriter, is_armored};
 use hwcrypt_age::keys::{parse_identity_file, parse_recipient, parse_recipients_file};
 use hwcrypt_age::{
     Decryptor, Encryptor, Identity, Recipient, ScryptIdentity, ScryptRecipient, X25519Identity,
@@ -407,9 +407,8 @@ fn decrypt(args: &DecryptArgs) -> Result<(), Failure> {
         bar: bar.clone(),
     };
     let source: Box<dyn BufRead> = if is_armored(reader.fill_buf()?) {
-        let mut text = Vec::new();
-        reader.read_to_end(&mut text)?;
-        Box::new(io::Cursor::new(decode_armor(&text)?))
+        // Decoded as it is read: memory stays bounded for any size.
+        Box::new(BufReader::with_capacity(1 << 16, ArmoredReader::new(reader)))
     } else {
         Box::new(reader)
     };
