@@ -13,7 +13,8 @@
 #
 # Each case: one untimed warm-up run (so the output pages are not touched
 # for the first time while timed), then REPS timed runs, each preceded by a
-# re-read of the input into the page cache; median wall seconds, GB/s =
+# re-read of the input into the page cache and a `sync` (so no writeback of
+# the previous run's output overlaps it); median wall seconds, GB/s =
 # 1e9 B/s of plaintext, the median CPU seconds (user + system: robust when
 # the machine is shared, where wall time is not) as GB per CPU-second, and
 # the largest max RSS (GNU time) of the runs.
@@ -51,6 +52,9 @@ case_() {
     for rep in $(seq 0 "$REPS"); do
         cat "$input" >/dev/null
         rm -f out
+        # No dirty pages of the previous run left to write back while this
+        # one is timed (the kernel throttles writers when they pile up).
+        sync
         case $out in
             null) /usr/bin/time -f "%e %M %U %S" -o t.txt "$@" >/dev/null ;;
             file) /usr/bin/time -f "%e %M %U %S" -o t.txt "$@" >out ;;

@@ -306,7 +306,7 @@ mod tests {
     /// The whole-buffer decoder this module had before `ArmoredReader`
     /// (kept as the oracle: the streaming decoder must accept and reject
     /// exactly what it did, with the same bytes).
-        fn decode_whole(input: &[u8]) -> Result<Vec<u8>> {
+    fn decode_whole(input: &[u8]) -> Result<Vec<u8>> {
         let bad = |m: &str| Error::Armor(m.into());
         let start = input
             .iter()
@@ -457,7 +457,10 @@ mod tests {
             }
         }
         // Both outcomes well represented.
-        assert!(accepted > 1000 && rejected > 1000, "{accepted} / {rejected}");
+        assert!(
+            accepted > 1000 && rejected > 1000,
+            "{accepted} / {rejected}"
+        );
     }
 
     /// Memory stays bounded however long a line is: a "line" of a

@@ -408,7 +408,10 @@ fn decrypt(args: &DecryptArgs) -> Result<(), Failure> {
     };
     let source: Box<dyn BufRead> = if is_armored(reader.fill_buf()?) {
         // Decoded as it is read: memory stays bounded for any size.
-        Box::new(BufReader::with_capacity(1 << 16, ArmoredReader::new(reader)))
+        Box::new(BufReader::with_capacity(
+            1 << 16,
+            ArmoredReader::new(reader),
+        ))
     } else {
         Box::new(reader)
     };

@@ -122,6 +122,14 @@ impl GcmCipher {
         match self.iv_state {
             IvState::Buffered => self.start(),
             IvState::Copied => Ok(()),
+            // As OpenSSL's GCM (`gcm_iv_generate`): encryption begun with
+            // no IV gets a random one of the IV length (12 bytes or more),
+            // which the caller reads back as the updated IV.
+            IvState::Unset if self.encrypt && self.iv_len >= 12 => {
+                getrandom::fill(&mut self.iv[..self.iv_len])
+                    .map_err(|_| Reason::CipherOperationFailed)?;
+                self.start()
+            }
             IvState::Unset | IvState::Finished => Err(Reason::CipherOperationFailed),
         }
     }
