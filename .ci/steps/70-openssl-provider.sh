@@ -17,7 +17,7 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
     echo "== installing ${missing[*]}"
     $sudo apt-get update -qq
-    $sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 # The test profile: its build of the hwcrypt library is the one `cargo test`
