@@ -28,7 +28,7 @@ enum Command {
     OpensslConfig(cmd::openssl_config::Args),
     /// Measure throughput (GB/s, cycles per byte) of every algorithm x
     /// backend x message size, and key setup; optionally beside OpenSSL,
-    /// ring, aws-lc-rs and RustCrypto (--peers); table, JSON, CSV, plot.
+    /// ring, aws-lc-rs, graviola and RustCrypto (--peers); table, JSON, CSV, plot.
     Speed(cmd::speed::Args),
     /// Search a described AES key space for the key of a ciphertext whose
     /// plaintext is partly known (exit 0 found, 1 not found, 2 error).

@@ -29,6 +29,10 @@ pub(crate) const PEERS: &[Peer] = &[
         covers: "AES-GCM, ChaCha20-Poly1305, AES ECB/CTR/CFB/OFB (its CBC always pads; no XTS)",
     },
     Peer {
+        name: "graviola",
+        covers: "AES-128/256-GCM, ChaCha20-Poly1305, XChaCha20-Poly1305 (no raw AES modes, no XTS)",
+    },
+    Peer {
         name: "rustcrypto",
         covers: "aes + ecb/cbc/ctr/cfb-mode/ofb, aes-gcm, chacha20poly1305, xts-mode",
     },
@@ -47,6 +51,7 @@ pub(crate) fn info(p: &Peer) -> PeerInfo {
         "openssl" => format!("openssl crate 0.10, {}", openssl::version::version()),
         "ring" => "ring 0.17".into(),
         "aws-lc-rs" => "aws-lc-rs 1.19 (AWS-LC built from source)".into(),
+        "graviola" => "graviola 0.4".into(),
         _ => "aes 0.9, ctr 0.10, cbc 0.2, ecb 0.2, cfb-mode 0.9, ofb 0.7, aes-gcm 0.11, \
               chacha20poly1305 0.11, xts-mode 0.6"
             .into(),
@@ -69,6 +74,7 @@ pub(crate) fn workload(peer: &str, cipher: &Cipher, len: usize) -> Option<Made> 
         "openssl" => ossl::workload(cipher, len),
         "ring" => ring_aead::workload(cipher, len),
         "aws-lc-rs" => awslc::workload(cipher, len),
+        "graviola" => grav::workload(cipher, len),
         "rustcrypto" => rc::workload(cipher, len),
         _ => None,
     }
@@ -80,6 +86,7 @@ pub(crate) fn key_setup(peer: &str, kind: KeyKind) -> Option<Made> {
         "openssl" => ossl::key_setup(kind),
         "ring" => ring_aead::key_setup(kind),
         "aws-lc-rs" => awslc::key_setup(kind),
+        "graviola" => grav::key_setup(kind),
         "rustcrypto" => rc::key_setup(kind),
         _ => None,
     }
@@ -224,6 +231,74 @@ mod ring_aead {
         Some(Ok(keys(kind.key_len(), move |k| {
             black_box(LessSafeKey::new(UnboundKey::new(alg, k).expect(OK)));
         })))
+    }
+}
+
+mod grav {
+    use super::*;
+    use graviola::aead::{AesGcm, ChaCha20Poly1305, XChaCha20Poly1305};
+
+    fn nonce24(n: u64) -> [u8; 24] {
+        let mut a = [0x24; 24];
+        a[16..].copy_from_slice(&n.to_be_bytes());
+        a
+    }
+
+    fn key32(key: &[u8]) -> [u8; 32] {
+        key.try_into().expect(OK)
+    }
+
+    pub(super) fn workload(c: &Cipher, len: usize) -> Option<Made> {
+        // Where its assembly cannot run, graviola has no rows.
+        if !graviola::util::is_cpu_supported() {
+            return None;
+        }
+        let key = &bench_key()[..c.key_len];
+        let made = match (c.mode, c.key_len) {
+            (Mode::Gcm, 16 | 32) => messages(AesGcm::new(key), len, 0, |k, buf, _, n| {
+                let mut tag = [0u8; 16];
+                k.encrypt(&nonce_for(n), &AAD, buf, &mut tag);
+                black_box(tag);
+            }),
+            (Mode::ChaCha20Poly1305, _) => {
+                messages(ChaCha20Poly1305::new(key32(key)), len, 0, |k, buf, _, n| {
+                    let mut tag = [0u8; 16];
+                    k.encrypt(&nonce_for(n), &AAD, buf, &mut tag);
+                    black_box(tag);
+                })
+            }
+            (Mode::XChaCha20Poly1305, _) => messages(
+                XChaCha20Poly1305::new(key32(key)),
+                len,
+                0,
+                |k, buf, _, n| {
+                    let mut tag = [0u8; 16];
+                    k.encrypt(&nonce24(n), &AAD, buf, &mut tag);
+                    black_box(tag);
+                },
+            ),
+            _ => return None,
+        };
+        Some(Ok(made))
+    }
+
+    pub(super) fn key_setup(kind: KeyKind) -> Option<Made> {
+        // Where its assembly cannot run, graviola has no rows.
+        if !graviola::util::is_cpu_supported() {
+            return None;
+        }
+        Some(Ok(match kind {
+            KeyKind::AesGcm(16 | 32) => keys(kind.key_len(), |k| {
+                black_box(AesGcm::new(k));
+            }),
+            KeyKind::ChaCha20Poly1305 => keys(32, |k| {
+                black_box(ChaCha20Poly1305::new(key32(k)));
+            }),
+            KeyKind::XChaCha20Poly1305 => keys(32, |k| {
+                black_box(XChaCha20Poly1305::new(key32(k)));
+            }),
+            _ => return None,
+        }))
     }
 }
 

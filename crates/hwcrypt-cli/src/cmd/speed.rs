@@ -1,5 +1,5 @@
 //! `hwcrypt speed`: throughput of every algorithm x backend x message size,
-//! optionally beside OpenSSL, ring, aws-lc-rs and RustCrypto. The flags are
+//! optionally beside OpenSSL, ring, aws-lc-rs, graviola and RustCrypto. The flags are
 //! turned into [`speed::Options`]; measuring and rendering live in
 //! `hwcrypt_bench::speed`.
 
@@ -44,7 +44,7 @@ pub struct Args {
     /// into FILE (.svg or .png).
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
-    /// Measure OpenSSL, ring, aws-lc-rs and RustCrypto too, interleaved with
+    /// Measure OpenSSL, ring, aws-lc-rs, graviola and RustCrypto too, interleaved with
     /// hwcrypt (needs a build with `--features peers`).
     #[arg(long)]
     peers: bool,
