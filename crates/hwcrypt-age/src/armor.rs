@@ -41,17 +41,8 @@ pub fn decode_armor(input: &[u8]) -> Result<Vec<u8>> {
         Ok(_) => Ok(out),
         Err(e) => {
             out.zeroize();
-            Err(armor_error(e))
+            Err(Error::from_io(e))
         }
-    }
-}
-
-/// The armor error inside an `io::Error` from [`ArmoredReader`].
-fn armor_error(e: io::Error) -> Error {
-    match e.into_inner().map(|inner| inner.downcast::<Error>()) {
-        Some(Ok(inner)) => *inner,
-        Some(Err(other)) => Error::Armor(other.to_string()),
-        None => Error::Armor("read failed".into()),
     }
 }
 
@@ -189,7 +180,7 @@ impl<R: io::BufRead> ArmoredReader<R> {
 }
 
 fn bad(message: &str) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, Error::Armor(message.into()))
+    Error::Armor(message.into()).into()
 }
 
 impl<R: io::BufRead> Read for ArmoredReader<R> {
@@ -375,7 +366,7 @@ mod tests {
             match r.read(&mut buf) {
                 Ok(0) => return Ok(out),
                 Ok(n) => out.extend_from_slice(&buf[..n]),
-                Err(e) => return Err(armor_error(e)),
+                Err(e) => return Err(Error::from_io(e)),
             }
         }
     }

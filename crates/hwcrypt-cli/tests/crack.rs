@@ -249,15 +249,24 @@ fn resume_file_and_start_position() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A search that runs for hours (a large space on the slow portable
+/// backend) with `--resume STATE` and `extra` flags; its output piped or
+/// discarded.
 #[cfg(unix)]
-#[test]
-fn ctrl_c_stops_with_the_position() {
-    let (ct, _) = challenge([16, 16, 16]);
-    let dir = std::env::temp_dir().join(format!("hwcrypt-crack-int-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let state = dir.join("state.json");
-    // A large space on the slow portable backend: it runs for hours.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hwcrypt"))
+fn long_search(
+    ct: &str,
+    state: &std::path::Path,
+    extra: &[&str],
+    piped: bool,
+) -> std::process::Child {
+    let out = || {
+        if piped {
+            std::process::Stdio::piped()
+        } else {
+            std::process::Stdio::null()
+        }
+    };
+    Command::new(env!("CARGO_BIN_EXE_hwcrypt"))
         .args([
             "crack",
             "-k",
@@ -265,17 +274,28 @@ fn ctrl_c_stops_with_the_position() {
             "-m",
             "cbc",
             "--hex",
-            &ct,
+            ct,
             "--text",
             "--backend",
             "soft",
-            "--resume",
         ])
-        .arg(&state)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+        .args(extra)
+        .arg("--resume")
+        .arg(state)
+        .stdout(out())
+        .stderr(out())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_with_the_position() {
+    let (ct, _) = challenge([16, 16, 16]);
+    let dir = std::env::temp_dir().join(format!("hwcrypt-crack-int-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let state = dir.join("state.json");
+    let mut child = long_search(&ct, &state, &[], true);
     // The header is printed once the Ctrl-C handler is in place.
     let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
     let mut err = String::new();
@@ -310,27 +330,7 @@ fn resume_file_is_saved_periodically() {
     let dir = std::env::temp_dir().join(format!("hwcrypt-crack-ckpt-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let state = dir.join("state.json");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hwcrypt"))
-        .args([
-            "crack",
-            "-k",
-            "?*3, 0..=16*3, 0*26",
-            "-m",
-            "cbc",
-            "--hex",
-            &ct,
-            "--text",
-            "--backend",
-            "soft",
-            "--checkpoint",
-            "1",
-            "--resume",
-        ])
-        .arg(&state)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = long_search(&ct, &state, &["--checkpoint", "1"], false);
     // Wait for the first checkpoint (up to 60 s on a loaded machine).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     let mut first = None;

@@ -337,17 +337,17 @@ fn peers_side_by_side() {
     // graviola runs only where its assembly does (what its
     // `is_cpu_supported` checks); elsewhere it has no rows.
     #[cfg(target_arch = "x86_64")]
-    let graviola = ["aes", "pclmulqdq", "avx2", "bmi1", "bmi2", "adx", "popcnt"]
-        .iter()
-        .all(|f| match *f {
-            "aes" => std::is_x86_feature_detected!("aes"),
-            "pclmulqdq" => std::is_x86_feature_detected!("pclmulqdq"),
-            "avx2" => std::is_x86_feature_detected!("avx2"),
-            "bmi1" => std::is_x86_feature_detected!("bmi1"),
-            "bmi2" => std::is_x86_feature_detected!("bmi2"),
-            "adx" => std::is_x86_feature_detected!("adx"),
-            _ => std::is_x86_feature_detected!("popcnt"),
-        });
+    let graviola = [
+        std::is_x86_feature_detected!("aes"),
+        std::is_x86_feature_detected!("pclmulqdq"),
+        std::is_x86_feature_detected!("avx2"),
+        std::is_x86_feature_detected!("bmi1"),
+        std::is_x86_feature_detected!("bmi2"),
+        std::is_x86_feature_detected!("adx"),
+        std::is_x86_feature_detected!("popcnt"),
+    ]
+    .iter()
+    .all(|&f| f);
     #[cfg(not(target_arch = "x86_64"))]
     let graviola = true;
     let with_graviola = |list: &[&str]| -> Vec<String> {
