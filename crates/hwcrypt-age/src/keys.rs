@@ -1,17 +1,22 @@
 //! Recipient strings, recipient files and identity files, as age reads them:
-//! `age1...` and OpenSSH public key lines (`ssh-ed25519`, `ssh-rsa`);
-//! identity files of `AGE-SECRET-KEY-1...` lines (with `#` comments) or an
-//! OpenSSH private key.
+//! `age1...`, `age1pq1...` and OpenSSH public key lines (`ssh-ed25519`,
+//! `ssh-rsa`); identity files of `AGE-SECRET-KEY-1...` and
+//! `AGE-SECRET-KEY-PQ-1...` lines (with `#` comments) or an OpenSSH private
+//! key.
 
 use crate::error::{Error, Result};
+use crate::pq::{HybridIdentity, HybridRecipient};
 use crate::ssh::{SshIdentity, SshRecipient};
 use crate::x25519::{X25519Identity, X25519Recipient};
 use crate::{Identity, Recipient};
 
-/// Parses one recipient: `age1...`, or an SSH public key line.
+/// Parses one recipient: `age1...`, `age1pq1...`, or an SSH public key
+/// line.
 pub fn parse_recipient(s: &str) -> Result<Box<dyn Recipient>> {
     let s = s.trim();
-    if s.starts_with("age1") {
+    if s.starts_with("age1pq1") {
+        Ok(Box::new(s.parse::<HybridRecipient>()?))
+    } else if s.starts_with("age1") {
         Ok(Box::new(s.parse::<X25519Recipient>()?))
     } else if s.starts_with("ssh-ed25519 ") || s.starts_with("ssh-rsa ") {
         Ok(Box::new(SshRecipient::parse(s)?))
@@ -21,7 +26,7 @@ pub fn parse_recipient(s: &str) -> Result<Box<dyn Recipient>> {
         ))
     } else {
         Err(Error::key(
-            "unknown recipient type (expected age1... or an ssh-ed25519 / ssh-rsa public key)",
+            "unknown recipient type (expected age1..., age1pq1... or an ssh-ed25519 / ssh-rsa public key)",
         ))
     }
 }
@@ -43,8 +48,27 @@ pub fn parse_recipients_file(text: &str) -> Result<Vec<Box<dyn Recipient>>> {
     Ok(out)
 }
 
+/// Parses one `AGE-SECRET-KEY-1...` or `AGE-SECRET-KEY-PQ-1...` line; `None`
+/// for other lines. Errors never quote key material.
+pub fn parse_identity(line: &str) -> Option<Result<Box<dyn Identity>>> {
+    if line.starts_with("AGE-SECRET-KEY-PQ-1") {
+        Some(
+            line.parse::<HybridIdentity>()
+                .map(|i| Box::new(i) as Box<dyn Identity>),
+        )
+    } else if line.starts_with("AGE-SECRET-KEY-1") {
+        Some(
+            line.parse::<X25519Identity>()
+                .map(|i| Box::new(i) as Box<dyn Identity>),
+        )
+    } else {
+        None
+    }
+}
+
 /// Parses an identity file: an OpenSSH private key, or `AGE-SECRET-KEY-1`
-/// lines with blank lines and `#` comments. Errors never quote key material.
+/// and `AGE-SECRET-KEY-PQ-1` lines with blank lines and `#` comments.
+/// Errors never quote key material.
 pub fn parse_identity_file(bytes: &[u8]) -> Result<Vec<Box<dyn Identity>>> {
     let text = std::str::from_utf8(bytes).map_err(|_| Error::key("identity file is not text"))?;
     let trimmed = text.trim_start();
@@ -62,15 +86,21 @@ pub fn parse_identity_file(bytes: &[u8]) -> Result<Vec<Box<dyn Identity>>> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        if !line.starts_with("AGE-SECRET-KEY-1") {
-            return Err(Error::key(format!(
-                "identity file line {}: not an AGE-SECRET-KEY-1 identity",
-                n + 1
-            )));
+        match parse_identity(line) {
+            None => {
+                return Err(Error::key(format!(
+                    "identity file line {}: not an AGE-SECRET-KEY-1 or AGE-SECRET-KEY-PQ-1 identity",
+                    n + 1
+                )));
+            }
+            Some(Err(_)) => {
+                return Err(Error::key(format!(
+                    "identity file line {}: malformed identity",
+                    n + 1
+                )));
+            }
+            Some(Ok(identity)) => out.push(identity),
         }
-        out.push(Box::new(line.parse::<X25519Identity>().map_err(|_| {
-            Error::key(format!("identity file line {}: malformed identity", n + 1))
-        })?));
     }
     if out.is_empty() {
         return Err(Error::key("no identities in the file"));

@@ -6,7 +6,8 @@
 //! of [`hwcrypt::stream`] under HKDF-SHA256(file key, nonce, "payload").
 //! Recipients: X25519 ([`X25519Recipient`], `age1...`), passphrases
 //! ([`ScryptRecipient`]), SSH keys ([`SshRecipient`]: `ssh-ed25519`,
-//! `ssh-rsa`); optional ASCII armor ([`armor`]).
+//! `ssh-rsa`), age 1.3's post-quantum hybrid ([`HybridRecipient`],
+//! `age1pq1...`: ML-KEM-768 + X25519); optional ASCII armor ([`armor`]).
 //!
 //! ```
 //! use hwcrypt_age::{Decryptor, Encryptor, X25519Identity};
@@ -36,6 +37,7 @@ pub mod armor;
 mod error;
 pub mod format;
 pub mod keys;
+mod pq;
 pub mod primitives;
 mod scrypt;
 mod ssh;
@@ -43,6 +45,7 @@ mod x25519;
 
 pub use error::{Error, Result};
 pub use format::{Header, Stanza};
+pub use pq::{HybridIdentity, HybridRecipient};
 pub use primitives::FileKey;
 pub use scrypt::{DEFAULT_LOG_N, MAX_LOG_N, ScryptIdentity, ScryptRecipient};
 pub use ssh::{SshIdentity, SshRecipient};
@@ -59,6 +62,13 @@ pub trait Recipient: Send + Sync + core::fmt::Debug {
 
     /// Whether it must be the file's only recipient (passphrases).
     fn exclusive(&self) -> bool {
+        false
+    }
+
+    /// Whether it resists a quantum computer (mlkem768x25519). Such
+    /// recipients are not mixed with classic ones: the file key would be
+    /// no safer than the weakest stanza.
+    fn post_quantum(&self) -> bool {
         false
     }
 }
@@ -78,7 +88,8 @@ pub struct Encryptor {
 }
 
 impl Encryptor {
-    /// An encryptor for `recipients` (at least one; a passphrase only alone).
+    /// An encryptor for `recipients` (at least one; a passphrase only
+    /// alone; post-quantum recipients only with each other, as age 1.3).
     pub fn with_recipients(recipients: Vec<Box<dyn Recipient>>) -> Result<Encryptor> {
         if recipients.is_empty() {
             return Err(Error::key("no recipients"));
@@ -86,6 +97,12 @@ impl Encryptor {
         if recipients.len() > 1 && recipients.iter().any(|r| r.exclusive()) {
             return Err(Error::key(
                 "a passphrase cannot be combined with other recipients",
+            ));
+        }
+        let post_quantum = recipients.iter().filter(|r| r.post_quantum()).count();
+        if post_quantum != 0 && post_quantum != recipients.len() {
+            return Err(Error::key(
+                "post-quantum (age1pq1...) and classic recipients cannot be mixed: the file would not resist a quantum computer",
             ));
         }
         Ok(Encryptor { recipients })

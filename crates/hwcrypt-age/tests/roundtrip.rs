@@ -1,5 +1,5 @@
 //! hwcrypt-age round trips for every recipient type (X25519, scrypt,
-//! ssh-ed25519, ssh-rsa; the SSH test keys in tests/data/ssh were made with
+//! ssh-ed25519, ssh-rsa, mlkem768x25519; the SSH test keys in tests/data/ssh were made with
 //! ssh-keygen for these tests only), binary and armored, sizes around chunk
 //! boundaries; the parallel path equal to the streaming one; the failure
 //! modes; and a fuzz-style pass flipping, truncating and splicing bytes of
@@ -8,8 +8,8 @@
 use hwcrypt_age::armor::{ArmoredWriter, decode_armor, is_armored};
 use hwcrypt_age::keys::{parse_identity_file, parse_recipient, parse_recipients_file};
 use hwcrypt_age::{
-    Decryptor, Encryptor, Error, Identity, Recipient, ScryptIdentity, ScryptRecipient,
-    X25519Identity,
+    Decryptor, Encryptor, Error, HybridIdentity, HybridRecipient, Identity, Recipient,
+    ScryptIdentity, ScryptRecipient, X25519Identity,
 };
 use std::io::{Read, Write};
 use std::path::Path;
@@ -62,6 +62,7 @@ struct Keys {
     x25519: X25519Identity,
     ed25519: Box<dyn Identity>,
     rsa: Box<dyn Identity>,
+    pq: HybridIdentity,
 }
 
 fn keys() -> Keys {
@@ -71,6 +72,7 @@ fn keys() -> Keys {
             .unwrap()
             .remove(0),
         rsa: parse_identity_file(&ssh_file("id_rsa")).unwrap().remove(0),
+        pq: HybridIdentity::generate().unwrap(),
     }
 }
 
@@ -83,6 +85,7 @@ fn recipient(k: &Keys, which: &str) -> Box<dyn Recipient> {
         "ssh-rsa" => {
             parse_recipient(std::str::from_utf8(&ssh_file("id_rsa.pub")).unwrap()).unwrap()
         }
+        "mlkem768x25519" => parse_recipient(&k.pq.to_public().to_string()).unwrap(),
         _ => unreachable!(),
     }
 }
@@ -92,6 +95,7 @@ fn identity<'a>(k: &'a Keys, which: &str) -> &'a dyn Identity {
         "x25519" => &k.x25519,
         "ssh-ed25519" => k.ed25519.as_ref(),
         "ssh-rsa" => k.rsa.as_ref(),
+        "mlkem768x25519" => &k.pq,
         _ => unreachable!(),
     }
 }
@@ -99,7 +103,7 @@ fn identity<'a>(k: &'a Keys, which: &str) -> &'a dyn Identity {
 #[test]
 fn round_trip_every_recipient_type() {
     let k = keys();
-    for which in ["x25519", "ssh-ed25519", "ssh-rsa"] {
+    for which in ["x25519", "ssh-ed25519", "ssh-rsa", "mlkem768x25519"] {
         for len in [0, 1, C - 1, C, C + 1, 3 * C, 3 * C + 100] {
             let msg = data(len);
             let file = encrypt(vec![recipient(&k, which)], &msg);
@@ -132,6 +136,74 @@ fn several_recipients_each_decrypt() {
     }
     let other = X25519Identity::generate().unwrap();
     assert!(matches!(decrypt(&file, &[&other]), Err(Error::NoMatch)));
+}
+
+#[test]
+fn post_quantum_recipients() {
+    let k = keys();
+    let other = HybridIdentity::generate().unwrap();
+    let msg = data(C + 1);
+    // Two post-quantum recipients: each decrypts; a third key does not.
+    let file = encrypt(
+        vec![recipient(&k, "mlkem768x25519"), Box::new(other.to_public())],
+        &msg,
+    );
+    assert_eq!(decrypt(&file, &[&k.pq]).unwrap(), msg);
+    assert_eq!(decrypt(&file, &[&other]).unwrap(), msg);
+    let third = HybridIdentity::generate().unwrap();
+    assert!(matches!(decrypt(&file, &[&third]), Err(Error::NoMatch)));
+    // An X25519 identity ignores the hybrid stanzas (no match, no error).
+    assert!(matches!(decrypt(&file, &[&k.x25519]), Err(Error::NoMatch)));
+    // Never mixed with classic recipients, either order (as age 1.3).
+    for classic in ["x25519", "ssh-ed25519", "ssh-rsa"] {
+        let mixed = Encryptor::with_recipients(vec![
+            recipient(&k, "mlkem768x25519"),
+            recipient(&k, classic),
+        ]);
+        assert!(mixed.unwrap_err().to_string().contains("cannot be mixed"));
+        let mixed = Encryptor::with_recipients(vec![
+            recipient(&k, classic),
+            recipient(&k, "mlkem768x25519"),
+        ]);
+        assert!(mixed.is_err());
+    }
+    // Encodings: 1,959-character recipients (as age-keygen -pq prints),
+    // identities round trip, the secret never shows in Debug.
+    let public = k.pq.to_public().to_string();
+    assert!(public.starts_with("age1pq1"));
+    assert_eq!(public.len(), 1959);
+    assert_eq!(public.parse::<HybridRecipient>().unwrap(), k.pq.to_public());
+    let secret = k.pq.to_secret_string();
+    assert!(secret.starts_with("AGE-SECRET-KEY-PQ-1"));
+    let parsed: HybridIdentity = secret.parse().unwrap();
+    assert_eq!(parsed.to_public(), k.pq.to_public());
+    assert!(!format!("{:?}", k.pq).contains(&secret[19..]));
+    assert!(!format!("{:?}", k.pq).contains(&secret[19..].to_lowercase()));
+    // A corrupted character, a truncated key, the wrong kind of key.
+    let mut bad = public.clone().into_bytes();
+    bad[500] = if bad[500] == b'q' { b'p' } else { b'q' };
+    assert!(parse_recipient(std::str::from_utf8(&bad).unwrap()).is_err());
+    assert!(parse_recipient(&public[..public.len() - 7]).is_err());
+    assert!(
+        parse_recipient(
+            &k.x25519
+                .to_public()
+                .to_string()
+                .replacen("age1", "age1pq1", 1)
+        )
+        .is_err()
+    );
+    let text = format!(
+        "# public key: {public}\n{}\n{}\n",
+        secret.as_str(),
+        k.x25519.to_secret_string().as_str()
+    );
+    let ids = parse_identity_file(text.as_bytes()).unwrap();
+    assert_eq!(ids.len(), 2);
+    let ids: Vec<&dyn Identity> = ids.iter().map(|b| b.as_ref()).collect();
+    assert_eq!(decrypt(&file, &ids).unwrap(), msg);
+    let truncated = format!("{}\n", &secret[..secret.len() - 3]);
+    assert!(parse_identity_file(truncated.as_bytes()).is_err());
 }
 
 #[test]
@@ -304,16 +376,18 @@ fn fuzz_flips_truncations_splices() {
             vec![recipient(&k, "ssh-ed25519"), recipient(&k, "x25519")],
             &msg,
         ),
+        encrypt(vec![recipient(&k, "mlkem768x25519")], &msg),
     ];
     let other = encrypt(vec![recipient(&k, "x25519")], &data(C + 9));
     let armored = armor(&files[0]);
-    let id: &dyn Identity = &k.x25519;
+    let ids: [&dyn Identity; 2] = [&k.x25519, &k.pq];
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut tried = 0;
     for round in 0..400 {
-        let base: &[u8] = match round % 3 {
+        let base: &[u8] = match round % 4 {
             0 => &files[0],
             1 => &files[1],
+            2 => &files[2],
             _ => &armored,
         };
         let mut f = base.to_vec();
@@ -344,7 +418,7 @@ fn fuzz_flips_truncations_splices() {
         tried += 1;
         // Either an error, or (only where the change is in ignored armor
         // whitespace) exactly the original plaintext: never anything else.
-        if let Ok(out) = decrypt(&f, &[id]) {
+        if let Ok(out) = decrypt(&f, &ids) {
             assert!(out == msg, "round {round}: forged plaintext accepted");
         }
         for threads in [1, 2] {
@@ -357,7 +431,7 @@ fn fuzz_flips_truncations_splices() {
                 && let Ok(d) = Decryptor::new(&bytes[..])
             {
                 let mut out = Vec::new();
-                if d.decrypt_parallel(&[id], &mut out, threads).is_ok() {
+                if d.decrypt_parallel(&ids, &mut out, threads).is_ok() {
                     assert!(out == msg, "round {round}: parallel accepted a forgery");
                 }
             }

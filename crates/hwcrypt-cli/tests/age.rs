@@ -121,6 +121,65 @@ fn x25519_round_trip_files_and_pipes() {
 }
 
 #[test]
+fn post_quantum_keygen_round_trip_and_mixing() {
+    let dir = tempdir("pq");
+    let classic = keygen(&dir);
+    let o = hwcrypt(&["keygen", "--pq", "-o", "pq.txt"], &dir, None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(dir.join("pq.txt")).unwrap();
+    assert!(text.lines().any(|l| l.starts_with("AGE-SECRET-KEY-PQ-1")));
+    let recipient = text
+        .lines()
+        .find_map(|l| l.strip_prefix("# public key: "))
+        .unwrap()
+        .to_owned();
+    assert!(recipient.starts_with("age1pq1") && recipient.len() == 1959);
+    assert!(stderr(&o).contains(&recipient));
+    // -y prints the recipients of both kinds of identity, in file order.
+    let both = format!(
+        "{text}{}",
+        std::fs::read_to_string(dir.join("key.txt")).unwrap()
+    );
+    let y = hwcrypt(&["keygen", "-y"], &dir, Some(both.as_bytes()));
+    assert!(y.status.success(), "{}", stderr(&y));
+    let lines: Vec<String> = String::from_utf8_lossy(&y.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(lines, [recipient.clone(), classic.clone()]);
+    let msg = data(65537);
+    for threads in ["1", "3"] {
+        let o = hwcrypt(
+            &["encrypt", "-r", &recipient, "-j", threads],
+            &dir,
+            Some(&msg),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(o.stdout.windows(16).any(|w| w == b"-> mlkem768x2551"));
+        let back = hwcrypt(
+            &["decrypt", "-i", "pq.txt", "-j", threads],
+            &dir,
+            Some(&o.stdout),
+        );
+        assert!(back.status.success(), "{}", stderr(&back));
+        assert!(back.stdout == msg);
+        // The classic key does not match it: exit 1.
+        let wrong = hwcrypt(&["decrypt", "-i", "key.txt"], &dir, Some(&o.stdout));
+        assert_eq!(code(&wrong), 1);
+    }
+    // Classic and post-quantum recipients are not mixed (usage error).
+    let o = hwcrypt(
+        &["encrypt", "-r", &recipient, "-r", &classic],
+        &dir,
+        Some(b"x"),
+    );
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("cannot be mixed"));
+    let o = hwcrypt(&["keygen", "--pq", "-y", "pq.txt"], &dir, None);
+    assert_eq!(code(&o), 2);
+}
+
+#[test]
 fn ssh_and_recipient_files() {
     let dir = tempdir("ssh");
     let msg = data(70_000);

@@ -8,7 +8,8 @@ use clap::Args as ClapArgs;
 use hwcrypt_age::armor::{ArmoredReader, ArmoredWriter, is_armored};
 use hwcrypt_age::keys::{parse_identity_file, parse_recipient, parse_recipients_file};
 use hwcrypt_age::{
-    Decryptor, Encryptor, Identity, Recipient, ScryptIdentity, ScryptRecipient, X25519Identity,
+    Decryptor, Encryptor, HybridIdentity, Identity, Recipient, ScryptIdentity, ScryptRecipient,
+    X25519Identity,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use std::fs::File;
@@ -46,7 +47,8 @@ pub struct CommonArgs {
 /// `hwcrypt encrypt`.
 #[derive(Debug, ClapArgs)]
 pub struct EncryptArgs {
-    /// Encrypt to this recipient: age1... or an SSH public key (repeatable).
+    /// Encrypt to this recipient: age1..., age1pq1... (post-quantum) or an
+    /// SSH public key (repeatable).
     #[arg(short = 'r', long = "recipient", value_name = "RECIPIENT")]
     recipients: Vec<String>,
     /// Encrypt to the recipients listed in FILE, one per line, or an SSH
@@ -69,8 +71,8 @@ pub struct EncryptArgs {
 /// `hwcrypt decrypt`.
 #[derive(Debug, ClapArgs)]
 pub struct DecryptArgs {
-    /// Decrypt with the identities in FILE: AGE-SECRET-KEY-1 lines or an
-    /// OpenSSH private key (repeatable).
+    /// Decrypt with the identities in FILE: AGE-SECRET-KEY-1 or
+    /// AGE-SECRET-KEY-PQ-1 lines, or an OpenSSH private key (repeatable).
     #[arg(short = 'i', long = "identity", value_name = "FILE")]
     identities: Vec<PathBuf>,
     /// For passphrase-encrypted files: read the passphrase from the first
@@ -90,6 +92,10 @@ pub struct KeygenArgs {
     /// Overwrite an existing output file.
     #[arg(long)]
     force: bool,
+    /// Make a post-quantum hybrid identity (ML-KEM-768 + X25519, age 1.3's
+    /// mlkem768x25519: AGE-SECRET-KEY-PQ-1..., recipient age1pq1...).
+    #[arg(long, conflicts_with = "convert")]
+    pq: bool,
     /// Print the recipients (public keys) of an identity file (or standard
     /// input) instead of making a key.
     #[arg(short = 'y', value_name = "IDENTITY_FILE", num_args = 0..=1, default_missing_value = "-")]
@@ -474,26 +480,39 @@ fn keygen(args: &KeygenArgs) -> Result<(), Failure> {
         let text = std::str::from_utf8(&bytes).map_err(|_| usage("identity file is not text"))?;
         let mut n = 0;
         for line in text.lines().map(str::trim) {
-            if line.starts_with("AGE-SECRET-KEY-1") {
+            let public = if line.starts_with("AGE-SECRET-KEY-PQ-1") {
+                let id: HybridIdentity = line.parse().map_err(|_| usage("malformed identity"))?;
+                id.to_public().to_string()
+            } else if line.starts_with("AGE-SECRET-KEY-1") {
                 let id: X25519Identity = line.parse().map_err(|_| usage("malformed identity"))?;
-                println!("{}", id.to_public());
-                n += 1;
-            }
+                id.to_public().to_string()
+            } else {
+                continue;
+            };
+            println!("{public}");
+            n += 1;
         }
         if n == 0 {
-            return Err(usage("no AGE-SECRET-KEY-1 identities in the input"));
+            return Err(usage(
+                "no AGE-SECRET-KEY-1 or AGE-SECRET-KEY-PQ-1 identities in the input",
+            ));
         }
         return Ok(());
     }
-    let id = X25519Identity::generate()?;
+    let (public, secret) = if args.pq {
+        let id = HybridIdentity::generate()?;
+        (id.to_public().to_string(), id.to_secret_string())
+    } else {
+        let id = X25519Identity::generate()?;
+        (id.to_public().to_string(), id.to_secret_string())
+    };
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let public = id.to_public();
     let text = Zeroizing::new(format!(
         "# created: {}\n# public key: {public}\n{}\n",
         rfc3339(now),
-        id.to_secret_string().as_str()
+        secret.as_str()
     ));
     match &args.output {
         Some(p) if p.as_os_str() != "-" => {
