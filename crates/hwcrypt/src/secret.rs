@@ -116,6 +116,15 @@ impl<T: Schedule> SecretBox<T> {
     }
 }
 
+/// Zeroes `buf` with wide stores that the compiler must keep (the same
+/// idiom as [`SecretBox::wipe`]): the wipe for key material in stack
+/// buffers, where `zeroize`'s volatile byte stores cost about a cycle a
+/// byte (hundreds of cycles for a table of key powers).
+pub(crate) fn wipe_bytes(buf: &mut [u8]) {
+    buf.fill(0);
+    barrier(buf.as_mut_ptr());
+}
+
 /// Tells the compiler that memory at `p` may be read here, so stores to it
 /// before this point are kept.
 #[inline(always)]

@@ -105,13 +105,16 @@ impl Key {
         let hr = u128::from_be_bytes(h);
         let mask = 0u128.wrapping_sub(hr >> 127);
         let h1 = (hr << 1) ^ (mask & ((0xc2 << 120) | 1));
-        let h1 = lane(h1);
-        let mut p = h1;
-        for k in 0..BATCH {
-            store(&mut self.t.h[k], p);
-            store(&mut self.t.hk[k], karatsuba_operand(p));
-            p = gf_mul(p, h1);
+        store(&mut self.t.h[0], lane(h1));
+        // SAFETY: the features `powers_n` needs are this function's.
+        let powers: [Block; BATCH] = unsafe { powers_from(&self.t.h[..1]) };
+        for (k, p) in powers.iter().enumerate() {
+            store(&mut self.t.h[k], load(p));
+            store(&mut self.t.hk[k], karatsuba_operand(load(p)));
         }
+        // `powers` is a copy of the table's key powers on the stack.
+        let mut powers = powers;
+        crate::secret::wipe_bytes(powers.as_flattened_mut());
         h.zeroize();
     }
 
@@ -326,23 +329,35 @@ impl Acc {
 /// The CPU must support PCLMULQDQ.
 #[target_feature(enable = "pclmulqdq,sse2")]
 unsafe fn powers_n<const N: usize>(t: &Table) -> [Block; N] {
-    let mut out = [[0u8; 16]; N];
-    let h1 = load(&t.h[0]);
-    let mut p = h1;
-    for o in out.iter_mut() {
-        store(o, p);
-        p = gf_mul(p, h1);
-    }
-    out
+    // SAFETY: the same features.
+    unsafe { powers_from(&t.h[..N.min(BATCH)]) }
 }
 
-/// `a * b * x` reflected, i.e. the product for operands stored times `x^-1`.
-#[inline]
+/// `H^1..H^N` (times `x^-1`, little-endian lanes) from the first powers
+/// `known` (at least `H^1`). Doubling: with `H^1..H^m` known,
+/// `H^(m+i) = H^i * H^m` for `i = 1..=m` are `m` independent products, so
+/// the dependency chain is about log2(N) products long instead of N (the
+/// products overlap in the multiplier).
+///
+/// # Safety
+/// The CPU must support PCLMULQDQ.
 #[target_feature(enable = "pclmulqdq,sse2")]
-fn gf_mul(a: __m128i, b: __m128i) -> __m128i {
-    let mut acc = Acc::zero();
-    acc.mul_add(a, b, karatsuba_operand(b));
-    acc.reduce()
+unsafe fn powers_from<const N: usize>(known: &[Block]) -> [Block; N] {
+    let mut out = [[0u8; 16]; N];
+    let mut m = known.len().min(N);
+    out[..m].copy_from_slice(&known[..m]);
+    while m < N {
+        let hm = load(&out[m - 1]);
+        let hmk = karatsuba_operand(hm);
+        let (have, new) = out.split_at_mut(m);
+        for (dst, src) in new.iter_mut().zip(have.iter()) {
+            let mut acc = Acc::zero();
+            acc.mul_add(load(src), hm, hmk);
+            store(dst, acc.reduce());
+        }
+        m *= 2;
+    }
+    out
 }
 
 /// GHASH of the byte-reversed blocks `x` (at most 8) into `y`:

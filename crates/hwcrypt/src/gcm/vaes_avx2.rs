@@ -28,7 +28,6 @@ use crate::cpu::{self, Features};
 use crate::registry::GCM_VAES_AVX2_FEATURES;
 use crate::secret::{Schedule, SecretBox};
 use core::arch::x86_64::*;
-use zeroize::Zeroize;
 
 /// ymm registers of blocks per chunk.
 const REGS: usize = 8;
@@ -45,6 +44,38 @@ struct Wide {
     h: [[u8; 32]; REGS],
     /// The Karatsuba operands of `h[j]`: each lane's halves XORed, in its low half.
     hk: [[u8; 32]; REGS],
+}
+
+impl Wide {
+    /// Broadcasts the round keys to both lanes and lays out the key powers
+    /// (`powers[k - 1] = H^k`): `h[j]` holds `H^(16-2j)` and `H^(15-2j)`,
+    /// `hk[j]` their Karatsuba operands (high halves zero).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    unsafe fn fill(&mut self, round_keys: &[Block], powers: &[Block; 2 * REGS]) {
+        let load = |b: &Block| {
+            // SAFETY: 16 readable bytes.
+            unsafe { _mm_loadu_si128(b.as_ptr().cast()) }
+        };
+        for (dst, src) in self.rk.iter_mut().zip(round_keys) {
+            let k = _mm256_broadcastsi128_si256(load(src));
+            // SAFETY: 32 writable bytes, 32-byte aligned (`Wide` is `align(32)`).
+            unsafe { _mm256_store_si256(dst.as_mut_ptr().cast(), k) };
+        }
+        for j in 0..REGS {
+            let top = 2 * REGS - 2 * j;
+            let x = _mm256_set_m128i(load(&powers[top - 2]), load(&powers[top - 1]));
+            let halves = _mm256_xor_si256(x, _mm256_shuffle_epi32::<0x4e>(x));
+            let k = _mm256_unpacklo_epi64(halves, _mm256_setzero_si256());
+            // SAFETY: as above.
+            unsafe {
+                _mm256_store_si256(self.h[j].as_mut_ptr().cast(), x);
+                _mm256_store_si256(self.hk[j].as_mut_ptr().cast(), k);
+            }
+        }
+    }
 }
 
 /// The `vaes-avx2` AES-GCM key. It lives in a [`SecretBox`] (made by
@@ -79,22 +110,10 @@ impl Key {
     /// Fills a zeroed key in place: the AES-NI key, then the wide tables.
     pub(crate) fn init(&mut self, key: &[u8]) {
         self.narrow.init(key);
-        let w = &mut self.w;
-        for (dst, src) in w.rk.iter_mut().zip(self.narrow.round_keys()) {
-            dst[..16].copy_from_slice(src);
-            dst[16..].copy_from_slice(src);
-        }
         let mut powers = self.narrow.powers_n::<{ 2 * REGS }>();
-        for j in 0..REGS {
-            for (lane, k) in [(0, 2 * REGS - 2 * j), (16, 2 * REGS - 1 - 2 * j)] {
-                let p = &powers[k - 1];
-                w.h[j][lane..lane + 16].copy_from_slice(p);
-                for i in 0..8 {
-                    w.hk[j][lane + i] = p[i] ^ p[8 + i];
-                }
-            }
-        }
-        powers.zeroize();
+        // SAFETY: a `Key` exists only after AVX2 was detected.
+        unsafe { self.w.fill(self.narrow.round_keys(), &powers) };
+        crate::secret::wipe_bytes(powers.as_flattened_mut());
     }
 
     /// The AES-NI key kept alongside (for the `vaes-avx512` key's tables).

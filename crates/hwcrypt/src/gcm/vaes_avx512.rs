@@ -35,7 +35,6 @@ use crate::cpu::{self, Features};
 use crate::registry::VAES_AVX512_FEATURES;
 use crate::secret::{Schedule, SecretBox};
 use core::arch::x86_64::*;
-use zeroize::Zeroize;
 
 /// zmm registers of blocks per chunk.
 const REGS: usize = 8;
@@ -54,6 +53,41 @@ struct Wide {
     h: [[u8; 64]; REGS],
     /// The Karatsuba operands of `h[j]`: each lane's halves XORed, in its low half.
     hk: [[u8; 64]; REGS],
+}
+
+impl Wide {
+    /// Broadcasts the round keys to the four lanes and lays out the key
+    /// powers (`powers[k - 1] = H^k`): lane `i` of `h[j]` holds
+    /// `H^(32-4j-i)`, `hk[j]` the Karatsuba operands (high halves zero).
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn fill(&mut self, round_keys: &[Block], powers: &[Block; LANES * REGS]) {
+        let load = |b: &Block| {
+            // SAFETY: 16 readable bytes.
+            unsafe { _mm_loadu_si128(b.as_ptr().cast()) }
+        };
+        for (dst, src) in self.rk.iter_mut().zip(round_keys) {
+            let k = _mm512_broadcast_i32x4(load(src));
+            // SAFETY: 64 writable bytes, 64-byte aligned (`Wide` is `align(64)`).
+            unsafe { _mm512_store_si512(dst.as_mut_ptr().cast(), k) };
+        }
+        for j in 0..REGS {
+            let top = LANES * REGS - LANES * j;
+            let mut x = _mm512_castsi128_si512(load(&powers[top - 1]));
+            x = _mm512_inserti32x4::<1>(x, load(&powers[top - 2]));
+            x = _mm512_inserti32x4::<2>(x, load(&powers[top - 3]));
+            x = _mm512_inserti32x4::<3>(x, load(&powers[top - 4]));
+            let halves = _mm512_xor_si512(x, _mm512_shuffle_epi32::<0x4e>(x));
+            let k = _mm512_unpacklo_epi64(halves, _mm512_setzero_si512());
+            // SAFETY: as above.
+            unsafe {
+                _mm512_store_si512(self.h[j].as_mut_ptr().cast(), x);
+                _mm512_store_si512(self.hk[j].as_mut_ptr().cast(), k);
+            }
+        }
+    }
 }
 
 /// The `vaes-avx512` AES-GCM key. It lives in a [`SecretBox`] (made by
@@ -83,24 +117,10 @@ impl Key {
         let mut boxed = unsafe { SecretBox::<Key>::zeroed() };
         let k: &mut Key = &mut boxed;
         k.narrow.init(key);
-        let w = &mut k.w;
-        for (dst, src) in w.rk.iter_mut().zip(k.narrow.narrow().round_keys()) {
-            for lane in dst.chunks_exact_mut(16) {
-                lane.copy_from_slice(src);
-            }
-        }
         let mut powers = k.narrow.narrow().powers_n::<{ LANES * REGS }>();
-        for j in 0..REGS {
-            for i in 0..LANES {
-                let p = &powers[LANES * REGS - LANES * j - i - 1];
-                let lane = 16 * i;
-                w.h[j][lane..lane + 16].copy_from_slice(p);
-                for b in 0..8 {
-                    w.hk[j][lane + b] = p[b] ^ p[8 + b];
-                }
-            }
-        }
-        powers.zeroize();
+        // SAFETY: AVX-512F was detected above.
+        unsafe { k.w.fill(k.narrow.narrow().round_keys(), &powers) };
+        crate::secret::wipe_bytes(powers.as_flattened_mut());
         Some(boxed)
     }
 
