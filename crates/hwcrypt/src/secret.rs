@@ -125,6 +125,12 @@ pub(crate) fn wipe_bytes(buf: &mut [u8]) {
     barrier(buf.as_mut_ptr());
 }
 
+/// [`wipe_bytes`] for a buffer of 32-bit words.
+pub(crate) fn wipe_words(buf: &mut [u32]) {
+    buf.fill(0);
+    barrier(buf.as_mut_ptr().cast());
+}
+
 /// Tells the compiler that memory at `p` may be read here, so stores to it
 /// before this point are kept.
 #[inline(always)]

@@ -10,7 +10,6 @@ use crate::inout::InOut;
 use crate::registry::AESNI_FEATURES;
 use crate::secret::{Schedule, SecretBox};
 use core::arch::x86_64::*;
-use zeroize::Zeroize;
 
 #[macro_use]
 mod kernels;
@@ -141,17 +140,22 @@ const RCON: [i32; 10] = [0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0
 /// `aesimc`s fill the gaps of the serial expansion.
 #[inline]
 #[target_feature(enable = "aes")]
-fn put<const DEC: bool, const R: usize>(k: &mut Key, i: usize, rk: __m128i) {
+fn put<const DEC: bool, const R: usize>(
+    enc: &mut [Block; 15],
+    dec: &mut Option<&mut [Block; 15]>,
+    i: usize,
+    rk: __m128i,
+) {
     // SAFETY: a store to a 16-byte array.
-    unsafe { store(&mut k.enc.0[i], rk) };
-    if DEC {
+    unsafe { store(&mut enc[i], rk) };
+    if DEC && let Some(dec) = dec {
         let d = if i == 0 || i == R {
             rk
         } else {
             _mm_aesimc_si128(rk)
         };
         // SAFETY: as above.
-        unsafe { store(&mut k.dec.0[R - i], d) };
+        unsafe { store(&mut dec[R - i], d) };
     }
 }
 
@@ -162,14 +166,42 @@ fn put<const DEC: bool, const R: usize>(k: &mut Key, i: usize, rk: __m128i) {
 /// matches `k.rounds`.
 #[target_feature(enable = "aes,ssse3")]
 unsafe fn expand<const DEC: bool>(key: &[u8], k: &mut Key) {
+    // SAFETY: the same contract.
+    unsafe { expand_into::<DEC>(key, &mut k.enc.0, Some(&mut k.dec.0)) };
+}
+
+/// Expands a 16-, 24- or 32-byte `key` into the encryption round keys
+/// `enc[..=rounds]` only (AES-GCM's tables need no decryption schedule), in
+/// place; returns the number of rounds.
+///
+/// # Safety
+/// The CPU must support AES-NI and SSSE3; `key.len()` is 16, 24 or 32.
+#[target_feature(enable = "aes,ssse3")]
+pub(crate) unsafe fn expand_encryption(key: &[u8], enc: &mut [Block; 15]) -> usize {
+    // SAFETY: the same contract.
+    unsafe { expand_into::<false>(key, enc, None) };
+    6 + key.len() / 4
+}
+
+/// Expands `key` into `enc` and, if `DEC` (and `dec` is given), `dec`.
+///
+/// # Safety
+/// As [`expand`].
+#[target_feature(enable = "aes,ssse3")]
+unsafe fn expand_into<const DEC: bool>(
+    key: &[u8],
+    enc: &mut [Block; 15],
+    mut dec: Option<&mut [Block; 15]>,
+) {
+    let dec = &mut dec;
     match key.len() {
         16 => {
             // SAFETY: `key` is 16 readable bytes.
             let mut rk = unsafe { _mm_loadu_si128(key.as_ptr().cast()) };
-            put::<DEC, 10>(k, 0, rk);
+            put::<DEC, 10>(enc, dec, 0, rk);
             for (i, rcon) in RCON.into_iter().enumerate() {
                 rk = _mm_xor_si128(prefix_xor(rk), sub_rot_word3(rk, rcon));
-                put::<DEC, 10>(k, i + 1, rk);
+                put::<DEC, 10>(enc, dec, i + 1, rk);
             }
         }
         32 => {
@@ -180,19 +212,18 @@ unsafe fn expand<const DEC: bool>(key: &[u8], k: &mut Key) {
                     _mm_loadu_si128(key.as_ptr().add(16).cast()),
                 )
             };
-            put::<DEC, 14>(k, 0, even);
-            put::<DEC, 14>(k, 1, odd);
+            put::<DEC, 14>(enc, dec, 0, even);
+            put::<DEC, 14>(enc, dec, 1, odd);
             for (i, rcon) in (2..15).step_by(2).zip(RCON) {
                 even = _mm_xor_si128(prefix_xor(even), sub_rot_word3(odd, rcon));
-                put::<DEC, 14>(k, i, even);
+                put::<DEC, 14>(enc, dec, i, even);
                 if i < 14 {
                     odd = _mm_xor_si128(prefix_xor(odd), sub_word3(even));
-                    put::<DEC, 14>(k, i + 1, odd);
+                    put::<DEC, 14>(enc, dec, i + 1, odd);
                 }
             }
         }
         _ => {
-            let enc = &mut k.enc.0;
             // AES-192's 6-word period does not line up with 4-word round
             // keys: expand word by word, SubWord through `aesenclast`.
             let mut w = [0u32; 52];
@@ -213,10 +244,10 @@ unsafe fn expand<const DEC: bool>(key: &[u8], k: &mut Key) {
                     dst.copy_from_slice(&word.to_le_bytes());
                 }
             }
-            w.zeroize();
-            if DEC {
+            crate::secret::wipe_words(&mut w);
+            if DEC && let Some(dec) = dec {
                 // SAFETY: `aes` is enabled; AES-192 has 12 rounds.
-                unsafe { expand_dec(&k.enc, &mut k.dec, 12) };
+                unsafe { expand_dec(enc, dec, 12) };
             }
         }
     }
@@ -227,8 +258,7 @@ unsafe fn expand<const DEC: bool>(key: &[u8], k: &mut Key) {
 /// # Safety
 /// The CPU must support AES-NI; `rounds` is 10, 12 or 14.
 #[target_feature(enable = "aes")]
-unsafe fn expand_dec(enc: &RoundKeys, dec: &mut RoundKeys, rounds: usize) {
-    let (enc, dec) = (&enc.0, &mut dec.0);
+unsafe fn expand_dec(enc: &[Block; 15], dec: &mut [Block; 15], rounds: usize) {
     dec[0] = enc[rounds];
     dec[rounds] = enc[0];
     for i in 1..rounds {

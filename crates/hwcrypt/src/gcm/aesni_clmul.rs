@@ -83,12 +83,10 @@ impl Key {
     /// AES-NI schedule is expanded in its own heap home and copied heap to
     /// heap (it is wiped when dropped here).
     pub(crate) fn init(&mut self, key: &[u8]) {
-        let aes = aesni::Key::boxed(key).expect("features and length checked by the caller");
-        let rk = aes.encryption_round_keys();
-        self.t.rk[..rk.len()].copy_from_slice(rk);
-        self.rounds = rk.len() - 1;
-        drop(aes);
-        // SAFETY: a `Key` exists only after the features were detected.
+        // SAFETY: a `Key` exists only after the features were detected
+        // (AES-NI and SSSE3 among them); the caller checked the length.
+        self.rounds = unsafe { aesni::expand_encryption(key, &mut self.t.rk) };
+        // SAFETY: as above.
         unsafe { self.powers() };
     }
 
