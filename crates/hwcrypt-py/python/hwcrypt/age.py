@@ -1,0 +1,42 @@
+"""age v1 file encryption (C2SP age.md), as the ``hwcrypt encrypt`` /
+``decrypt`` commands: files readable by ``age``/``rage`` and back, the
+payload (ChaCha20-Poly1305) on every core.
+
+Recipients are strings: ``age1...`` (X25519), ``age1pq1...`` (age 1.3's
+post-quantum hybrid), or OpenSSH public key lines (``ssh-ed25519 ...``,
+``ssh-rsa ...``). Identities are identity-file texts (``AGE-SECRET-KEY-1...``
+or ``AGE-SECRET-KEY-PQ-1...`` lines, or an unencrypted OpenSSH private key).
+"""
+
+from ._hwcrypt import AgeError, age_decrypt, age_encrypt, age_keygen
+
+
+def encrypt(data, recipients=(), *, passphrase=None, armor=False):
+    """Encrypts ``data`` (bytes-like, or a binary file object, read whole)
+    to ``recipients``, or to a ``passphrase`` (scrypt); returns the age
+    file as ``bytes`` (PEM-armored text with ``armor=True``)."""
+    if hasattr(data, "read"):
+        data = data.read()
+    return age_encrypt(data, list(recipients), passphrase, armor)
+
+
+def decrypt(data, identities=(), *, passphrase=None):
+    """Decrypts an age file (bytes-like or a binary file object; binary or
+    armored) with ``identities`` or a ``passphrase``; returns the plaintext.
+    Raises ``AgeError`` (and returns nothing) on a wrong key or a damaged,
+    truncated or altered file."""
+    if hasattr(data, "read"):
+        data = data.read()
+    if isinstance(identities, str):
+        identities = [identities]
+    return age_decrypt(data, list(identities), passphrase)
+
+
+def keygen(post_quantum=False):
+    """A new identity: ``(secret, recipient)`` strings
+    (``AGE-SECRET-KEY-1...``/``age1...``, or with ``post_quantum=True``
+    ``AGE-SECRET-KEY-PQ-1...``/``age1pq1...``)."""
+    return age_keygen(post_quantum)
+
+
+__all__ = ["encrypt", "decrypt", "keygen", "AgeError"]

@@ -1,0 +1,385 @@
+//! `AESGCM`, `ChaCha20Poly1305` and `XChaCha20Poly1305`: the shape of
+//! `cryptography.hazmat.primitives.ciphers.aead` (`generate_key`,
+//! `encrypt`, `decrypt`, `encrypt_into`, `decrypt_into`), the same argument
+//! checks and exception types, on hwcrypt's backends.
+
+use crate::buffers::{DETACH_MIN, Input, Output, new_bytes};
+use crate::errors::{invalid_tag, to_py};
+use hwcrypt::aead::Aead;
+use hwcrypt::chacha20poly1305::{ChaCha20Poly1305 as RustChaCha, XChaCha20Poly1305 as RustXChaCha};
+use hwcrypt::gcm::AesGcm;
+use pyo3::exceptions::{PyOverflowError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+const TAG: usize = 16;
+/// `cryptography` refuses data or associated data longer than this.
+const MAX_LEN: usize = (1 << 31) - 1;
+
+/// The checks and the sealing/opening one AEAD needs.
+trait Sealer: Sync {
+    fn check_nonce(&self, nonce: &[u8]) -> PyResult<()>;
+    fn seal(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> hwcrypt::Result<[u8; TAG]>;
+    fn open(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> hwcrypt::Result<()>;
+}
+
+impl Sealer for AesGcm {
+    fn check_nonce(&self, nonce: &[u8]) -> PyResult<()> {
+        if !(8..=128).contains(&nonce.len()) {
+            return Err(PyValueError::new_err(
+                "Nonce must be between 8 and 128 bytes",
+            ));
+        }
+        Ok(())
+    }
+    fn seal(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> hwcrypt::Result<[u8; TAG]> {
+        let tag = self.seal_in_place_detached_with(nonce, aad, buf, TAG)?;
+        let mut out = [0u8; TAG];
+        out.copy_from_slice(tag.as_bytes());
+        Ok(out)
+    }
+    fn open(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> hwcrypt::Result<()> {
+        self.open_in_place_detached_with(nonce, aad, buf, tag)
+    }
+}
+
+macro_rules! chacha_sealer {
+    ($ty:ty, $nonce:expr, $msg:expr) => {
+        impl Sealer for $ty {
+            fn check_nonce(&self, nonce: &[u8]) -> PyResult<()> {
+                if nonce.len() != $nonce {
+                    return Err(PyValueError::new_err($msg));
+                }
+                Ok(())
+            }
+            fn seal(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> hwcrypt::Result<[u8; TAG]> {
+                let tag = self.seal_in_place_detached(nonce, aad, buf)?;
+                let mut out = [0u8; TAG];
+                out.copy_from_slice(tag.as_ref());
+                Ok(out)
+            }
+            fn open(
+                &self,
+                nonce: &[u8],
+                aad: &[u8],
+                buf: &mut [u8],
+                tag: &[u8],
+            ) -> hwcrypt::Result<()> {
+                self.open_in_place_detached(nonce, aad, buf, tag)
+            }
+        }
+    };
+}
+
+chacha_sealer!(RustChaCha, 12, "Nonce must be 12 bytes");
+chacha_sealer!(RustXChaCha, 24, "Nonce must be 24 bytes");
+
+/// Runs `f` with the GIL released when the message is long enough for the
+/// hand-off to pay.
+fn maybe_detach<T: Send>(py: Python<'_>, len: usize, f: impl FnOnce() -> T + Send) -> T {
+    if len >= DETACH_MIN { py.detach(f) } else { f() }
+}
+
+fn check_lengths(data: &[u8], aad: &[u8]) -> PyResult<()> {
+    if data.len() > MAX_LEN || aad.len() > MAX_LEN {
+        return Err(PyOverflowError::new_err(
+            "Data or associated data too long. Max 2**31 - 1 bytes",
+        ));
+    }
+    Ok(())
+}
+
+fn encrypt<'py, S: Sealer>(
+    key: &S,
+    py: Python<'py>,
+    nonce: &Bound<'py, PyAny>,
+    data: &Bound<'py, PyAny>,
+    aad: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let nonce = Input::new("nonce", nonce)?;
+    let data = Input::new("data", data)?;
+    let aad = Input::optional("associated_data", aad)?;
+    let (nonce, data, aad) = (
+        nonce.as_slice(),
+        data.as_slice(),
+        aad.as_ref().map_or(&[][..], Input::as_slice),
+    );
+    check_lengths(data, aad)?;
+    key.check_nonce(nonce)?;
+    new_bytes(py, data, TAG, |out| {
+        let (body, tag) = out.split_at_mut(data.len());
+        let t = maybe_detach(py, data.len(), || key.seal(nonce, aad, body)).map_err(to_py)?;
+        tag.copy_from_slice(&t);
+        Ok(())
+    })
+}
+
+fn decrypt<'py, S: Sealer>(
+    key: &S,
+    py: Python<'py>,
+    nonce: &Bound<'py, PyAny>,
+    data: &Bound<'py, PyAny>,
+    aad: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let nonce = Input::new("nonce", nonce)?;
+    let data = Input::new("data", data)?;
+    let aad = Input::optional("associated_data", aad)?;
+    let (nonce, data, aad) = (
+        nonce.as_slice(),
+        data.as_slice(),
+        aad.as_ref().map_or(&[][..], Input::as_slice),
+    );
+    check_lengths(data, aad)?;
+    key.check_nonce(nonce)?;
+    if data.len() < TAG {
+        return Err(invalid_tag(py));
+    }
+    let (body, tag) = data.split_at(data.len() - TAG);
+    new_bytes(py, body, 0, |out| {
+        maybe_detach(py, body.len(), || key.open(nonce, aad, out, tag)).map_err(to_py)
+    })
+}
+
+fn encrypt_into<'py, S: Sealer>(
+    key: &S,
+    py: Python<'py>,
+    nonce: &Bound<'py, PyAny>,
+    data: &Bound<'py, PyAny>,
+    aad: Option<&Bound<'py, PyAny>>,
+    buf: &Bound<'py, PyAny>,
+) -> PyResult<usize> {
+    let nonce = Input::new("nonce", nonce)?;
+    let data = Input::new("data", data)?;
+    let aad = Input::optional("associated_data", aad)?;
+    let mut out = Output::new(buf)?;
+    let (nonce_b, aad_b) = (
+        nonce.as_slice(),
+        aad.as_ref().map_or(&[][..], Input::as_slice),
+    );
+    let len = data.as_slice().len();
+    check_lengths(data.as_slice(), aad_b)?;
+    key.check_nonce(nonce_b)?;
+    if out.len() != len + TAG {
+        return Err(PyValueError::new_err(format!(
+            "buffer must be {} bytes",
+            len + TAG
+        )));
+    }
+    out.with(&data, |input, out| {
+        let (body, tag) = out.split_at_mut(len);
+        body.copy_from_slice(input);
+        let t = maybe_detach(py, len, || key.seal(nonce_b, aad_b, body)).map_err(to_py)?;
+        tag.copy_from_slice(&t);
+        Ok(len + TAG)
+    })
+}
+
+fn decrypt_into<'py, S: Sealer>(
+    key: &S,
+    py: Python<'py>,
+    nonce: &Bound<'py, PyAny>,
+    data: &Bound<'py, PyAny>,
+    aad: Option<&Bound<'py, PyAny>>,
+    buf: &Bound<'py, PyAny>,
+) -> PyResult<usize> {
+    let nonce = Input::new("nonce", nonce)?;
+    let data = Input::new("data", data)?;
+    let aad = Input::optional("associated_data", aad)?;
+    let mut out = Output::new(buf)?;
+    let (nonce_b, aad_b) = (
+        nonce.as_slice(),
+        aad.as_ref().map_or(&[][..], Input::as_slice),
+    );
+    check_lengths(data.as_slice(), aad_b)?;
+    key.check_nonce(nonce_b)?;
+    let len = data.as_slice().len();
+    if len < TAG {
+        return Err(invalid_tag(py));
+    }
+    if out.len() != len - TAG {
+        return Err(PyValueError::new_err(format!(
+            "buffer must be {} bytes",
+            len - TAG
+        )));
+    }
+    out.with(&data, |input, out| {
+        let (body, tag) = input.split_at(len - TAG);
+        out.copy_from_slice(body);
+        // On failure `out` is zeroed by the library: no unverified plaintext.
+        maybe_detach(py, len, || key.open(nonce_b, aad_b, out, tag)).map_err(to_py)?;
+        Ok(len - TAG)
+    })
+}
+
+fn random_key(py: Python<'_>, len: usize) -> PyResult<Bound<'_, PyBytes>> {
+    PyBytes::new_with(py, len, |out| {
+        getrandom::fill(out)
+            .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("random: {e}")))
+    })
+}
+
+/// Defines a Python AEAD class around a hwcrypt key type.
+macro_rules! aead_class {
+    ($name:ident, $pyname:literal, $rust:ty, $doc:literal) => {
+        #[doc = $doc]
+        #[pyclass(module = "hwcrypt", name = $pyname, frozen)]
+        pub struct $name {
+            key: $rust,
+        }
+
+        #[pymethods]
+        impl $name {
+            /// `encrypt(nonce, data, associated_data)` -> `ciphertext || tag`.
+            #[pyo3(signature = (nonce, data, associated_data))]
+            fn encrypt<'py>(
+                &self,
+                py: Python<'py>,
+                nonce: &Bound<'py, PyAny>,
+                data: &Bound<'py, PyAny>,
+                associated_data: Option<&Bound<'py, PyAny>>,
+            ) -> PyResult<Bound<'py, PyBytes>> {
+                encrypt(&self.key, py, nonce, data, associated_data)
+            }
+
+            /// `decrypt(nonce, data, associated_data)` -> plaintext; raises
+            /// `InvalidTag` (and releases nothing) if the tag does not verify.
+            #[pyo3(signature = (nonce, data, associated_data))]
+            fn decrypt<'py>(
+                &self,
+                py: Python<'py>,
+                nonce: &Bound<'py, PyAny>,
+                data: &Bound<'py, PyAny>,
+                associated_data: Option<&Bound<'py, PyAny>>,
+            ) -> PyResult<Bound<'py, PyBytes>> {
+                decrypt(&self.key, py, nonce, data, associated_data)
+            }
+
+            /// `encrypt_into(nonce, data, associated_data, buf)`: writes
+            /// `ciphertext || tag` into `buf` (exactly `len(data) + 16`
+            /// writable bytes); returns the bytes written.
+            #[pyo3(signature = (nonce, data, associated_data, buf))]
+            fn encrypt_into<'py>(
+                &self,
+                py: Python<'py>,
+                nonce: &Bound<'py, PyAny>,
+                data: &Bound<'py, PyAny>,
+                associated_data: Option<&Bound<'py, PyAny>>,
+                buf: &Bound<'py, PyAny>,
+            ) -> PyResult<usize> {
+                encrypt_into(&self.key, py, nonce, data, associated_data, buf)
+            }
+
+            /// `decrypt_into(nonce, data, associated_data, buf)`: writes the
+            /// plaintext into `buf` (exactly `len(data) - 16` bytes); on
+            /// `InvalidTag` `buf` is left zeroed.
+            #[pyo3(signature = (nonce, data, associated_data, buf))]
+            fn decrypt_into<'py>(
+                &self,
+                py: Python<'py>,
+                nonce: &Bound<'py, PyAny>,
+                data: &Bound<'py, PyAny>,
+                associated_data: Option<&Bound<'py, PyAny>>,
+                buf: &Bound<'py, PyAny>,
+            ) -> PyResult<usize> {
+                decrypt_into(&self.key, py, nonce, data, associated_data, buf)
+            }
+
+            /// The hwcrypt backend this key runs on (`"vaes-avx512"`, ...).
+            #[getter]
+            fn backend(&self) -> &'static str {
+                self.key.backend().name()
+            }
+
+            fn __repr__(&self) -> String {
+                format!(
+                    "<hwcrypt.{} backend={}>",
+                    $pyname,
+                    self.key.backend().name()
+                )
+            }
+        }
+    };
+}
+
+aead_class!(
+    AesGcmPy,
+    "AESGCM",
+    AesGcm,
+    "AES-GCM with a 128-, 192- or 256-bit key and 16-byte tags: `cryptography`'s `AESGCM`."
+);
+aead_class!(
+    ChaChaPy,
+    "ChaCha20Poly1305",
+    RustChaCha,
+    "ChaCha20-Poly1305 (RFC 8439), 32-byte key, 12-byte nonce: `cryptography`'s `ChaCha20Poly1305`."
+);
+aead_class!(
+    XChaChaPy,
+    "XChaCha20Poly1305",
+    RustXChaCha,
+    "XChaCha20-Poly1305, 32-byte key, 24-byte nonce (random nonces are safe): the shape of `ChaCha20Poly1305`."
+);
+
+fn key_bytes<'py>(key: &Bound<'py, PyAny>) -> PyResult<Input<'py>> {
+    Input::new("key", key)
+}
+
+#[pymethods]
+impl AesGcmPy {
+    #[new]
+    fn new(key: &Bound<'_, PyAny>) -> PyResult<AesGcmPy> {
+        let key = key_bytes(key)?;
+        if !matches!(key.as_slice().len(), 16 | 24 | 32) {
+            return Err(PyValueError::new_err(
+                "AESGCM key must be 128, 192, or 256 bits.",
+            ));
+        }
+        Ok(AesGcmPy {
+            key: AesGcm::new(key.as_slice()).map_err(to_py)?,
+        })
+    }
+
+    /// A random key of `bit_length` (128, 192 or 256) bits.
+    #[staticmethod]
+    fn generate_key(py: Python<'_>, bit_length: i64) -> PyResult<Bound<'_, PyBytes>> {
+        if !matches!(bit_length, 128 | 192 | 256) {
+            return Err(PyValueError::new_err("bit_length must be 128, 192, or 256"));
+        }
+        random_key(py, bit_length as usize / 8)
+    }
+}
+
+macro_rules! chacha_new {
+    ($name:ident, $rust:ty, $msg:literal) => {
+        #[pymethods]
+        impl $name {
+            #[new]
+            fn new(key: &Bound<'_, PyAny>) -> PyResult<$name> {
+                let key = key_bytes(key)?;
+                if key.as_slice().len() != 32 {
+                    return Err(PyValueError::new_err($msg));
+                }
+                Ok($name {
+                    key: <$rust>::new(key.as_slice()).map_err(to_py)?,
+                })
+            }
+
+            /// A random 32-byte key.
+            #[staticmethod]
+            fn generate_key(py: Python<'_>) -> PyResult<Bound<'_, PyBytes>> {
+                random_key(py, 32)
+            }
+        }
+    };
+}
+
+chacha_new!(
+    ChaChaPy,
+    RustChaCha,
+    "ChaCha20Poly1305 key must be 32 bytes."
+);
+chacha_new!(
+    XChaChaPy,
+    RustXChaCha,
+    "XChaCha20Poly1305 key must be 32 bytes."
+);

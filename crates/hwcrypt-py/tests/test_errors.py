@@ -1,0 +1,155 @@
+"""Every misuse raises the exception type ``cryptography`` raises for it."""
+
+import pytest
+from cryptography.hazmat.primitives.ciphers import Cipher as CCipher
+from cryptography.hazmat.primitives.ciphers import aead as c_aead
+from cryptography.hazmat.primitives.ciphers import algorithms as c_alg
+from cryptography.hazmat.primitives.ciphers import modes as c_modes
+
+import hwcrypt
+
+
+def outcome(f):
+    try:
+        f()
+    except Exception as e:  # noqa: BLE001 - the type is what is compared
+        return type(e).__name__
+    return "ok"
+
+
+def same(ours, theirs):
+    assert outcome(ours) == outcome(theirs)
+
+
+K16, K32 = b"k" * 16, bytes(range(32))
+
+
+@pytest.mark.parametrize(
+    "name,key,args",
+    [
+        ("AESGCM", b"x" * 15, None),
+        ("AESGCM", "x" * 16, None),
+        ("AESGCM", None, None),
+        ("AESGCM", K16, (b"n" * 7, b"d", None)),
+        ("AESGCM", K16, (b"n" * 129, b"d", None)),
+        ("AESGCM", K16, ("n" * 12, b"d", None)),
+        ("AESGCM", K16, (b"n" * 12, None, None)),
+        ("AESGCM", K16, (b"n" * 12, b"d", "ad")),
+        ("AESGCM", K16, (b"n" * 12, b"d", b"ad")),
+        ("ChaCha20Poly1305", K16, None),
+        ("ChaCha20Poly1305", K32, (b"n" * 8, b"d", None)),
+        ("ChaCha20Poly1305", K32, (b"n" * 13, b"d", None)),
+        ("ChaCha20Poly1305", K32, (b"n" * 12, b"d", None)),
+    ],
+)
+def test_aead_argument_errors(name, key, args):
+    ours, theirs = getattr(hwcrypt, name), getattr(c_aead, name)
+    if args is None:
+        same(lambda: ours(key), lambda: theirs(key))
+    else:
+        same(lambda: ours(key).encrypt(*args), lambda: theirs(key).encrypt(*args))
+        same(lambda: ours(key).decrypt(*args), lambda: theirs(key).decrypt(*args))
+
+
+def test_generate_key_errors():
+    for bad in [100, 0, 512]:
+        same(lambda: hwcrypt.AESGCM.generate_key(bad), lambda: c_aead.AESGCM.generate_key(bad))
+    same(lambda: hwcrypt.AESGCM.generate_key("128"), lambda: c_aead.AESGCM.generate_key("128"))
+
+
+def test_into_buffer_errors():
+    for cls in ["AESGCM", "ChaCha20Poly1305"]:
+        a, b = getattr(hwcrypt, cls)(K32), getattr(c_aead, cls)(K32)
+        n = b"n" * 12
+        for buf in [bytearray(19), bytearray(20), bytearray(18), bytes(19)]:
+            same(lambda: a.encrypt_into(n, b"abc", None, buf), lambda: b.encrypt_into(n, b"abc", None, buf))
+        ct = b.encrypt(n, b"abc", None)
+        for buf in [bytearray(3), bytearray(4), bytes(3)]:
+            same(lambda: a.decrypt_into(n, ct, None, buf), lambda: b.decrypt_into(n, ct, None, buf))
+
+
+def both(mode_ours, mode_theirs, key):
+    return (
+        lambda: hwcrypt.Cipher(hwcrypt.algorithms.AES(key), mode_ours()),
+        lambda: CCipher(c_alg.AES(key), mode_theirs()),
+    )
+
+
+@pytest.mark.parametrize(
+    "mode,arg,key",
+    [
+        ("CBC", b"\0" * 15, K16),
+        ("CBC", b"\0" * 16, b"k" * 17),
+        ("CBC", "x" * 16, K16),
+        ("CTR", b"\0" * 15, K16),
+        ("XTS", b"\0" * 15, K32),
+        ("XTS", b"\0" * 16, K16),
+        ("XTS", b"\0" * 16, b"k" * 48),
+        ("GCM", b"\0" * 7, K16),
+        ("GCM", b"\0" * 12, b"k" * 64),
+    ],
+)
+def test_cipher_construction_errors(mode, arg, key):
+    ours, theirs = both(
+        lambda: getattr(hwcrypt.modes, mode)(arg), lambda: getattr(c_modes, mode)(arg), key
+    )
+    same(ours, theirs)
+
+
+def test_context_errors():
+    key = K16
+    pairs = [
+        (hwcrypt.Cipher(hwcrypt.algorithms.AES(key), hwcrypt.modes.CBC(b"\0" * 16)),
+         CCipher(c_alg.AES(key), c_modes.CBC(b"\0" * 16))),
+        (hwcrypt.Cipher(hwcrypt.algorithms.AES(key), hwcrypt.modes.ECB()),
+         CCipher(c_alg.AES(key), c_modes.ECB())),
+    ]
+    for ours, theirs in pairs:
+        for make in ["encryptor", "decryptor"]:
+            a, b = getattr(ours, make)(), getattr(theirs, make)()
+            same(lambda: a.update(b"x" * 5), lambda: b.update(b"x" * 5))
+            same(a.finalize, b.finalize)  # a partial block left: ValueError
+            a, b = getattr(ours, make)(), getattr(theirs, make)()
+            a.update(b"x" * 16), b.update(b"x" * 16)
+            same(a.finalize, b.finalize)
+            same(a.finalize, b.finalize)  # AlreadyFinalized
+            same(lambda: a.update(b"x"), lambda: b.update(b"x"))
+            a, b = getattr(ours, make)(), getattr(theirs, make)()
+            for n in [19, 20, 30, 31]:
+                buf = bytearray(n)
+                same(lambda: a.update_into(b"x" * 16, buf), lambda: b.update_into(b"x" * 16, buf))
+    # XTS: the first update needs a block; duplicated key halves.
+    xk = bytes(range(64))
+    a = hwcrypt.Cipher(hwcrypt.algorithms.AES(xk), hwcrypt.modes.XTS(b"\0" * 16)).encryptor()
+    b = CCipher(c_alg.AES(xk), c_modes.XTS(b"\0" * 16)).encryptor()
+    same(lambda: a.update(b"x" * 15), lambda: b.update(b"x" * 15))
+    dup = b"k" * 64
+    same(
+        lambda: hwcrypt.Cipher(hwcrypt.algorithms.AES(dup), hwcrypt.modes.XTS(b"\0" * 16)).encryptor(),
+        lambda: CCipher(c_alg.AES(dup), c_modes.XTS(b"\0" * 16)).encryptor(),
+    )
+
+
+def test_gcm_context_errors():
+    key, iv = K16, b"\0" * 12
+    ours = hwcrypt.Cipher(hwcrypt.algorithms.AES(key), hwcrypt.modes.GCM(iv))
+    theirs = CCipher(c_alg.AES(key), c_modes.GCM(iv))
+    a, b = ours.encryptor(), theirs.encryptor()
+    same(lambda: a.tag, lambda: b.tag)  # NotYetFinalized
+    a.update(b"abc"), b.update(b"abc")
+    same(lambda: a.authenticate_additional_data(b"x"), lambda: b.authenticate_additional_data(b"x"))
+    a.finalize(), b.finalize()
+    assert a.tag == b.tag
+    a, b = ours.decryptor(), theirs.decryptor()
+    a.update(b"abc"), b.update(b"abc")
+    same(a.finalize, b.finalize)  # no tag: ValueError
+    a, b = ours.decryptor(), theirs.decryptor()
+    a.update(b"abc"), b.update(b"abc")
+    same(lambda: a.finalize_with_tag(b"\0" * 16), lambda: b.finalize_with_tag(b"\0" * 16))
+    a, b = ours.decryptor(), theirs.decryptor()
+    same(lambda: a.finalize_with_tag(b"\0" * 3), lambda: b.finalize_with_tag(b"\0" * 3))
+    same(lambda: hwcrypt.modes.GCM(iv, b"\0" * 3), lambda: c_modes.GCM(iv, b"\0" * 3))
+    same(
+        lambda: hwcrypt.Cipher(hwcrypt.algorithms.AES(key), hwcrypt.modes.GCM(iv, b"\0" * 16)).encryptor(),
+        lambda: CCipher(c_alg.AES(key), c_modes.GCM(iv, b"\0" * 16)).encryptor(),
+    )
