@@ -1,5 +1,6 @@
 //! age v1 files from Python (`hwcrypt.age`): whole buffers through
-//! `hwcrypt-age`, the payload on every core.
+//! `hwcrypt-age` (the payload on every core, the GIL released), and
+//! binary file objects streamed a megabyte at a time (bounded memory).
 
 use crate::buffers::Input;
 use hwcrypt_age::keys::{parse_identity_file, parse_recipient};
@@ -7,6 +8,7 @@ use hwcrypt_age::{Decryptor, Encryptor, Identity, ScryptIdentity, ScryptRecipien
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
+use std::io::{self, BufRead, BufReader, Read, Write};
 use zeroize::Zeroizing;
 
 pyo3::create_exception!(
@@ -40,25 +42,7 @@ fn age_encrypt<'py>(
     armor: bool,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let data = Input::new("data", data)?;
-    let encryptor = match (passphrase, recipients.is_empty()) {
-        (Some(p), true) => {
-            Encryptor::with_recipients(vec![Box::new(ScryptRecipient::new(Zeroizing::new(p)))])
-        }
-        (Some(_), false) => {
-            return Err(PyValueError::new_err(
-                "a passphrase cannot be combined with other recipients",
-            ));
-        }
-        (None, true) => return Err(PyValueError::new_err("no recipients")),
-        (None, false) => {
-            let mut rs = Vec::new();
-            for r in &recipients {
-                rs.push(parse_recipient(r).map_err(age_err)?);
-            }
-            Encryptor::with_recipients(rs)
-        }
-    }
-    .map_err(age_err)?;
+    let encryptor = encryptor(recipients, passphrase)?;
     let d = data.as_slice();
     let out = py
         .detach(|| -> hwcrypt_age::Result<Vec<u8>> {
@@ -89,16 +73,7 @@ fn age_decrypt<'py>(
     passphrase: Option<String>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let data = Input::new("data", data)?;
-    let mut ids: Vec<Box<dyn Identity>> = Vec::new();
-    for text in &identities {
-        ids.extend(parse_identity_file(text.as_bytes()).map_err(age_err)?);
-    }
-    if let Some(p) = passphrase {
-        ids.push(Box::new(ScryptIdentity::new(Zeroizing::new(p))));
-    }
-    if ids.is_empty() {
-        return Err(PyValueError::new_err("no identities or passphrase"));
-    }
+    let ids = self::identities(&identities, passphrase)?;
     let d = data.as_slice();
     let out = py
         .detach(|| -> hwcrypt_age::Result<Vec<u8>> {
@@ -116,6 +91,186 @@ fn age_decrypt<'py>(
         })
         .map_err(age_err)?;
     Ok(PyBytes::new(py, &out))
+}
+
+/// A Python binary file object (`read(n)` -> bytes-like) as `io::Read`.
+struct PyReader(Py<PyAny>);
+
+impl Read for PyReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        Python::attach(|py| {
+            let chunk = self
+                .0
+                .bind(py)
+                .call_method1("read", (buf.len(),))
+                .map_err(io::Error::other)?;
+            if chunk.is_none() {
+                return Err(io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    "the file object returned None (non-blocking)",
+                ));
+            }
+            let chunk = Input::new("read()", &chunk).map_err(io::Error::other)?;
+            let data = chunk.as_slice();
+            if data.len() > buf.len() {
+                return Err(io::Error::other("read(n) returned more than n bytes"));
+            }
+            buf[..data.len()].copy_from_slice(data);
+            Ok(data.len())
+        })
+    }
+}
+
+/// A Python binary file object (`write(b)`) as `io::Write`.
+struct PyWriter(Py<PyAny>);
+
+impl Write for PyWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        Python::attach(|py| {
+            let n = self
+                .0
+                .bind(py)
+                .call_method1("write", (PyBytes::new(py, buf),))
+                .map_err(io::Error::other)?;
+            // Buffered files return the length; raw ones may write less.
+            if n.is_none() {
+                Ok(buf.len())
+            } else {
+                n.extract::<usize>().map_err(io::Error::other)
+            }
+        })
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Python::attach(|py| {
+            let f = self.0.bind(py);
+            if f.hasattr("flush").map_err(io::Error::other)? {
+                f.call_method0("flush").map_err(io::Error::other)?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Pieces read from Python at a time: big enough that the call overhead
+/// vanishes, small enough to keep memory bounded.
+const PIECE: usize = 1 << 20;
+
+/// Copies `r` to its end into `w`; returns the bytes copied.
+fn pump(r: &mut impl Read, w: &mut impl Write) -> io::Result<u64> {
+    let mut buf = vec![0u8; PIECE];
+    let mut total = 0u64;
+    loop {
+        let n = match r.read(&mut buf) {
+            Ok(0) => return Ok(total),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        w.write_all(&buf[..n])?;
+        total += n as u64;
+    }
+}
+
+fn encryptor(recipients: Vec<String>, passphrase: Option<String>) -> PyResult<Encryptor> {
+    match (passphrase, recipients.is_empty()) {
+        (Some(p), true) => {
+            Encryptor::with_recipients(vec![Box::new(ScryptRecipient::new(Zeroizing::new(p)))])
+        }
+        (Some(_), false) => {
+            return Err(PyValueError::new_err(
+                "a passphrase cannot be combined with other recipients",
+            ));
+        }
+        (None, true) => return Err(PyValueError::new_err("no recipients")),
+        (None, false) => {
+            let mut rs = Vec::new();
+            for r in &recipients {
+                rs.push(parse_recipient(r).map_err(age_err)?);
+            }
+            Encryptor::with_recipients(rs)
+        }
+    }
+    .map_err(age_err)
+}
+
+fn identities(texts: &[String], passphrase: Option<String>) -> PyResult<Vec<Box<dyn Identity>>> {
+    let mut ids: Vec<Box<dyn Identity>> = Vec::new();
+    for text in texts {
+        ids.extend(parse_identity_file(text.as_bytes()).map_err(age_err)?);
+    }
+    if let Some(p) = passphrase {
+        ids.push(Box::new(ScryptIdentity::new(Zeroizing::new(p))));
+    }
+    if ids.is_empty() {
+        return Err(PyValueError::new_err("no identities or passphrase"));
+    }
+    Ok(ids)
+}
+
+/// `encrypt_stream(src, dst, recipients=(), passphrase=None, armor=False)`:
+/// reads the binary file object `src` to its end and writes the age file
+/// to `dst`, a megabyte at a time (memory stays bounded); returns the
+/// plaintext bytes read.
+#[pyfunction]
+#[pyo3(signature = (src, dst, recipients = Vec::new(), passphrase = None, armor = false))]
+fn age_encrypt_stream(
+    src: Py<PyAny>,
+    dst: Py<PyAny>,
+    recipients: Vec<String>,
+    passphrase: Option<String>,
+    armor: bool,
+) -> PyResult<u64> {
+    let encryptor = encryptor(recipients, passphrase)?;
+    let mut reader = PyReader(src);
+    let run = || -> hwcrypt_age::Result<u64> {
+        if armor {
+            let mut w = encryptor.wrap_output(armor::ArmoredWriter::new(PyWriter(dst))?)?;
+            let total = pump(&mut reader, &mut w)?;
+            w.finish()?.finish()?.flush()?;
+            Ok(total)
+        } else {
+            let mut w = encryptor.wrap_output(PyWriter(dst))?;
+            let total = pump(&mut reader, &mut w)?;
+            w.finish()?.flush()?;
+            Ok(total)
+        }
+    };
+    run().map_err(age_err)
+}
+
+/// `decrypt_stream(src, dst, identities=(), passphrase=None)`: decrypts the
+/// age file read from `src` (binary or armored) into `dst`, a chunk at a
+/// time; each chunk is written only after its tag verified. On an error
+/// (`AgeError`) the chunks before the bad one have been written: the caller
+/// discards `dst`. Returns the plaintext bytes written.
+#[pyfunction]
+#[pyo3(signature = (src, dst, identities = Vec::new(), passphrase = None))]
+fn age_decrypt_stream(
+    src: Py<PyAny>,
+    dst: Py<PyAny>,
+    identities: Vec<String>,
+    passphrase: Option<String>,
+) -> PyResult<u64> {
+    let ids = self::identities(&identities, passphrase)?;
+    let run = || -> hwcrypt_age::Result<u64> {
+        let mut reader = BufReader::with_capacity(PIECE, PyReader(src));
+        let source: Box<dyn BufRead> = if armor::is_armored(reader.fill_buf()?) {
+            Box::new(BufReader::with_capacity(
+                1 << 16,
+                armor::ArmoredReader::new(reader),
+            ))
+        } else {
+            Box::new(reader)
+        };
+        let refs: Vec<&dyn Identity> = ids.iter().map(|b| b.as_ref()).collect();
+        let mut plain = Decryptor::new(source)?.decrypt(&refs)?;
+        let mut out = PyWriter(dst);
+        let total = pump(&mut plain, &mut out).map_err(hwcrypt_age::Error::from_io)?;
+        out.flush()?;
+        Ok(total)
+    };
+    run().map_err(age_err)
 }
 
 /// `keygen(post_quantum=False)` -> (identity, recipient).
@@ -143,5 +298,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(age_encrypt, m)?)?;
     m.add_function(wrap_pyfunction!(age_decrypt, m)?)?;
     m.add_function(wrap_pyfunction!(age_keygen, m)?)?;
+    m.add_function(wrap_pyfunction!(age_encrypt_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(age_decrypt_stream, m)?)?;
     Ok(())
 }

@@ -8,7 +8,14 @@ post-quantum hybrid), or OpenSSH public key lines (``ssh-ed25519 ...``,
 or ``AGE-SECRET-KEY-PQ-1...`` lines, or an unencrypted OpenSSH private key).
 """
 
-from ._hwcrypt import AgeError, age_decrypt, age_encrypt, age_keygen
+from ._hwcrypt import (
+    AgeError,
+    age_decrypt,
+    age_decrypt_stream,
+    age_encrypt,
+    age_encrypt_stream,
+    age_keygen,
+)
 
 
 def encrypt(data, recipients=(), *, passphrase=None, armor=False):
@@ -32,6 +39,23 @@ def decrypt(data, identities=(), *, passphrase=None):
     return age_decrypt(data, list(identities), passphrase)
 
 
+def encrypt_stream(src, dst, recipients=(), *, passphrase=None, armor=False):
+    """Encrypts the binary file object ``src`` (read to its end, a megabyte
+    at a time) into the binary file object ``dst``: memory stays bounded
+    whatever the size. Returns the plaintext bytes read."""
+    return age_encrypt_stream(src, dst, list(recipients), passphrase, armor)
+
+
+def decrypt_stream(src, dst, identities=(), *, passphrase=None):
+    """Decrypts the age file read from ``src`` into ``dst``, a chunk at a
+    time, each chunk written only after its tag verified. On ``AgeError``
+    the chunks before the bad one were written: discard ``dst`` (write to a
+    temporary file and rename it on success). Returns the bytes written."""
+    if isinstance(identities, str):
+        identities = [identities]
+    return age_decrypt_stream(src, dst, list(identities), passphrase)
+
+
 def keygen(post_quantum=False):
     """A new identity: ``(secret, recipient)`` strings
     (``AGE-SECRET-KEY-1...``/``age1...``, or with ``post_quantum=True``
@@ -39,4 +63,4 @@ def keygen(post_quantum=False):
     return age_keygen(post_quantum)
 
 
-__all__ = ["encrypt", "decrypt", "keygen", "AgeError"]
+__all__ = ["encrypt", "decrypt", "encrypt_stream", "decrypt_stream", "keygen", "AgeError"]
