@@ -29,14 +29,15 @@ use hwcrypt::aead::Aead;
 use hwcrypt::chacha20poly1305::ChaCha20Poly1305;
 use sha2::Sha256;
 use x_wing::{
-    DecapsulationKeyRejectNonContrib, Decapsulator, EncapsulationKey, KeyExport, TryDecapsulate,
+    DecapsulationKeyRejectNonContrib, Decapsulator, EncapsulationKey, KeyExport, KeyInit,
+    TryDecapsulate,
 };
 use zeroize::{Zeroize, Zeroizing};
 
 const STANZA_TAG: &str = "mlkem768x25519";
 const HPKE_INFO: &[u8] = b"age-encryption.org/mlkem768x25519";
 const RECIPIENT_HRP: &str = "age1pq";
-const IDENTITY_HRP: &str = "age-secret-key-pq-";
+const IDENTITY_HRP: &str = "AGE-SECRET-KEY-PQ-";
 /// RFC 9180 suite id: "HPKE", KEM X-Wing (0x647a), KDF HKDF-SHA256
 /// (0x0001), AEAD ChaCha20-Poly1305 (0x0003).
 const SUITE_ID: &[u8] = b"HPKE\x64\x7a\x00\x01\x00\x03";
@@ -57,12 +58,14 @@ impl Checksum for Bech32Long {
     const TARGET_RESIDUE: u32 = <Bech32 as Checksum>::TARGET_RESIDUE;
 }
 
-/// Decodes a Bech32 string of any length with human-readable part `hrp`
-/// (compared case-insensitively; mixed case is refused by the decoder).
+/// Decodes a Bech32 string of any length whose human-readable part is
+/// exactly `hrp` (as age: recipients lowercase, identities uppercase; mixed
+/// case is refused by the decoder), with canonical padding (at most 4 zero
+/// bits: one key, one encoding).
 fn decode_bech32_long(s: &str, hrp: &str, what: &str) -> Result<Zeroizing<Vec<u8>>> {
     let bad = || Error::key(format!("malformed {what}"));
     let checked = CheckedHrpstring::new::<Bech32Long>(s).map_err(|_| bad())?;
-    if checked.hrp().to_lowercase() != hrp {
+    if checked.hrp().as_str() != hrp || checked.validate_segwit_padding().is_err() {
         return Err(bad());
     }
     Ok(Zeroizing::new(checked.byte_iter().collect()))
@@ -140,6 +143,15 @@ impl HybridRecipient {
         if public.len() != PUBLIC_KEY_LEN {
             return Err(Error::key("malformed age1pq recipient"));
         }
+        // A low-order X25519 part makes every share's secret zero: files
+        // no one (age included) could decrypt. Any clamped scalar gives
+        // zero on exactly those points.
+        let x_part: &[u8; 32] = public[PUBLIC_KEY_LEN - 32..].try_into().expect("32 bytes");
+        if crate::x25519::dh(&[0x5a; 32], x_part).is_none() {
+            return Err(Error::key(
+                "malformed age1pq recipient (its X25519 key is a low-order point)",
+            ));
+        }
         let key = EncapsulationKey::try_from(public)
             .map_err(|_| Error::key("malformed age1pq recipient"))?;
         Ok(HybridRecipient { key })
@@ -183,7 +195,8 @@ impl Recipient for HybridRecipient {
     fn wrap(&self, file_key: &FileKey) -> Result<Vec<Stanza>> {
         let mut randomness = Zeroizing::new([0u8; x_wing::ENCAPSULATION_RANDOMNESS_SIZE]);
         fill_random(&mut randomness[..])?;
-        let (enc, mut shared) = self.key.encapsulate_deterministic(&(*randomness).into());
+        // By reference: no unwiped copy of the randomness.
+        let (enc, mut shared) = self.key.encapsulate_deterministic((&*randomness).into());
         let mut secret = Zeroizing::new([0u8; 32]);
         secret.copy_from_slice(&shared);
         shared.as_mut_slice().zeroize();
@@ -215,7 +228,8 @@ pub struct HybridIdentity {
 impl HybridIdentity {
     fn from_seed(seed: Zeroizing<[u8; 32]>) -> HybridIdentity {
         HybridIdentity {
-            key: DecapsulationKeyRejectNonContrib::from(*seed),
+            // By reference (`KeyInit`): no unwiped copy of the seed.
+            key: <DecapsulationKeyRejectNonContrib as KeyInit>::new((&*seed).into()),
             seed,
         }
     }

@@ -26,7 +26,8 @@ const IDENTITY_HRP: &str = "age-secret-key-";
 fn decode_bech32_32(s: &str, hrp: &str, what: &str) -> Result<Zeroizing<[u8; 32]>> {
     let bad = || Error::key(format!("malformed {what}"));
     let checked = CheckedHrpstring::new::<Bech32>(s).map_err(|_| bad())?;
-    if checked.hrp().to_lowercase() != hrp {
+    // Canonical padding (as age's decoder): one key, one encoding.
+    if checked.hrp().to_lowercase() != hrp || checked.validate_segwit_padding().is_err() {
         return Err(bad());
     }
     let bytes = Zeroizing::new(checked.byte_iter().collect::<Vec<u8>>());

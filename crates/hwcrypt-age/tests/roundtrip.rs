@@ -204,6 +204,34 @@ fn post_quantum_recipients() {
     assert_eq!(decrypt(&file, &ids).unwrap(), msg);
     let truncated = format!("{}\n", &secret[..secret.len() - 3]);
     assert!(parse_identity_file(truncated.as_bytes()).is_err());
+    // The case age requires: recipients lowercase, identities uppercase.
+    assert!(public.to_uppercase().parse::<HybridRecipient>().is_err());
+    assert!(secret.to_lowercase().parse::<HybridIdentity>().is_err());
+    // A public key whose X25519 part is a low-order point (here 0) is
+    // refused: no one could decrypt files made for it.
+    let id = HybridIdentity::generate().unwrap();
+    let bytes = {
+        // The 1,216 raw bytes back from the Bech32 string.
+        use bech32::primitives::decode::CheckedHrpstring;
+        let s = id.to_public().to_string();
+        enum Long {}
+        impl bech32::primitives::checksum::Checksum for Long {
+            type MidstateRepr = u32;
+            const CODE_LENGTH: usize = usize::MAX;
+            const CHECKSUM_LENGTH: usize = 6;
+            const GENERATOR_SH: [u32; 5] =
+                <bech32::Bech32 as bech32::primitives::checksum::Checksum>::GENERATOR_SH;
+            const TARGET_RESIDUE: u32 = 1;
+        }
+        CheckedHrpstring::new::<Long>(&s)
+            .unwrap()
+            .byte_iter()
+            .collect::<Vec<u8>>()
+    };
+    assert!(HybridRecipient::from_bytes(&bytes).is_ok());
+    let mut low = bytes.clone();
+    low[1184..].fill(0);
+    assert!(HybridRecipient::from_bytes(&low).is_err());
 }
 
 #[test]

@@ -20,6 +20,20 @@ const MAX_LEN: usize = (1 << 31) - 1;
 trait Sealer: Sync {
     fn check_nonce(&self, nonce: &[u8]) -> PyResult<()>;
     fn seal(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> hwcrypt::Result<[u8; TAG]>;
+    /// Seals `input` into `output` (same length). Whether that is one pass
+    /// (AES-GCM's VAES kernels) or a copy and an in-place seal.
+    fn seal_to(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        input: &[u8],
+        output: &mut [u8],
+    ) -> hwcrypt::Result<[u8; TAG]> {
+        output.copy_from_slice(input);
+        self.seal(nonce, aad, output)
+    }
+    /// `seal_to` reads the input in the same pass as it writes (no copy).
+    const ONE_PASS: bool = false;
     fn open(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> hwcrypt::Result<()>;
 }
 
@@ -41,6 +55,19 @@ impl Sealer for AesGcm {
     fn open(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> hwcrypt::Result<()> {
         self.open_in_place_detached_with(nonce, aad, buf, tag)
     }
+    fn seal_to(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        input: &[u8],
+        output: &mut [u8],
+    ) -> hwcrypt::Result<[u8; TAG]> {
+        let tag = self.seal_detached_with(nonce, aad, input, output, TAG)?;
+        let mut out = [0u8; TAG];
+        out.copy_from_slice(tag.as_bytes());
+        Ok(out)
+    }
+    const ONE_PASS: bool = true;
 }
 
 macro_rules! chacha_sealer {
@@ -106,6 +133,17 @@ fn encrypt<'py, S: Sealer>(
     );
     check_lengths(data, aad)?;
     key.check_nonce(nonce)?;
+    if S::ONE_PASS {
+        // The result cleared (writes only) instead of a copy of the input
+        // (reads and writes): the kernel reads the input itself.
+        return PyBytes::new_with(py, data.len() + TAG, |out| {
+            let (body, tag) = out.split_at_mut(data.len());
+            let t = maybe_detach(py, data.len(), || key.seal_to(nonce, aad, data, body))
+                .map_err(to_py)?;
+            tag.copy_from_slice(&t);
+            Ok(())
+        });
+    }
     new_bytes(py, data, TAG, |out| {
         let (body, tag) = out.split_at_mut(data.len());
         let t = maybe_detach(py, data.len(), || key.seal(nonce, aad, body)).map_err(to_py)?;
@@ -152,26 +190,28 @@ fn encrypt_into<'py, S: Sealer>(
     let data = Input::new("data", data)?;
     let aad = Input::optional("associated_data", aad)?;
     let mut out = Output::new(buf)?;
-    let (nonce_b, aad_b) = (
-        nonce.as_slice(),
-        aad.as_ref().map_or(&[][..], Input::as_slice),
-    );
     let len = data.as_slice().len();
-    check_lengths(data.as_slice(), aad_b)?;
-    key.check_nonce(nonce_b)?;
+    check_lengths(
+        data.as_slice(),
+        aad.as_ref().map_or(&[][..], Input::as_slice),
+    )?;
+    key.check_nonce(nonce.as_slice())?;
     if out.len() != len + TAG {
         return Err(PyValueError::new_err(format!(
             "buffer must be {} bytes",
             len + TAG
         )));
     }
-    out.with(&data, |input, out| {
-        let (body, tag) = out.split_at_mut(len);
-        body.copy_from_slice(input);
-        let t = maybe_detach(py, len, || key.seal(nonce_b, aad_b, body)).map_err(to_py)?;
-        tag.copy_from_slice(&t);
-        Ok(len + TAG)
-    })
+    out.with(
+        [Some(&nonce), Some(&data), aad.as_ref()],
+        |[nonce, input, aad], out| {
+            let (body, tag) = out.split_at_mut(len);
+            body.copy_from_slice(input);
+            let t = maybe_detach(py, len, || key.seal(nonce, aad, body)).map_err(to_py)?;
+            tag.copy_from_slice(&t);
+            Ok(len + TAG)
+        },
+    )
 }
 
 fn decrypt_into<'py, S: Sealer>(
@@ -186,12 +226,11 @@ fn decrypt_into<'py, S: Sealer>(
     let data = Input::new("data", data)?;
     let aad = Input::optional("associated_data", aad)?;
     let mut out = Output::new(buf)?;
-    let (nonce_b, aad_b) = (
-        nonce.as_slice(),
+    check_lengths(
+        data.as_slice(),
         aad.as_ref().map_or(&[][..], Input::as_slice),
-    );
-    check_lengths(data.as_slice(), aad_b)?;
-    key.check_nonce(nonce_b)?;
+    )?;
+    key.check_nonce(nonce.as_slice())?;
     let len = data.as_slice().len();
     if len < TAG {
         return Err(invalid_tag(py));
@@ -202,13 +241,16 @@ fn decrypt_into<'py, S: Sealer>(
             len - TAG
         )));
     }
-    out.with(&data, |input, out| {
-        let (body, tag) = input.split_at(len - TAG);
-        out.copy_from_slice(body);
-        // On failure `out` is zeroed by the library: no unverified plaintext.
-        maybe_detach(py, len, || key.open(nonce_b, aad_b, out, tag)).map_err(to_py)?;
-        Ok(len - TAG)
-    })
+    out.with(
+        [Some(&nonce), Some(&data), aad.as_ref()],
+        |[nonce, input, aad], out| {
+            let (body, tag) = input.split_at(len - TAG);
+            out.copy_from_slice(body);
+            // On failure `out` is zeroed by the library: no unverified plaintext.
+            maybe_detach(py, len, || key.open(nonce, aad, out, tag)).map_err(to_py)?;
+            Ok(len - TAG)
+        },
+    )
 }
 
 fn random_key(py: Python<'_>, len: usize) -> PyResult<Bound<'_, PyBytes>> {

@@ -18,9 +18,18 @@ pyo3::create_exception!(
     "An age file could not be encrypted or decrypted (wrong key, altered or truncated file, malformed header)."
 );
 
+/// A key problem is `ValueError`, a bad file `AgeError`; an exception the
+/// file object raised (`OSError`, `KeyboardInterrupt`, ...) goes through
+/// unchanged.
 fn age_err(e: hwcrypt_age::Error) -> PyErr {
     match e {
         hwcrypt_age::Error::Key(m) => PyValueError::new_err(m),
+        hwcrypt_age::Error::Io(io) if io.get_ref().is_some_and(|e| e.is::<PyErr>()) => {
+            match io.into_inner().map(|e| e.downcast::<PyErr>()) {
+                Some(Ok(py_err)) => *py_err,
+                _ => AgeError::new_err("I/O error"),
+            }
+        }
         other => AgeError::new_err(other.to_string()),
     }
 }
@@ -96,8 +105,9 @@ fn age_decrypt<'py>(
 /// A Python binary file object (`read(n)` -> bytes-like) as `io::Read`.
 struct PyReader(Py<PyAny>);
 
-impl Read for PyReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+impl PyReader {
+    /// One `read(len(buf))` call.
+    fn read_once(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         Python::attach(|py| {
             let chunk = self
                 .0
@@ -121,6 +131,21 @@ impl Read for PyReader {
     }
 }
 
+impl Read for PyReader {
+    /// Fills `buf` unless the file ends (raw files may return less than
+    /// asked: the armor check needs its first bytes in one buffer).
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut n = 0;
+        while n < buf.len() {
+            match self.read_once(&mut buf[n..])? {
+                0 => break,
+                k => n += k,
+            }
+        }
+        Ok(n)
+    }
+}
+
 /// A Python binary file object (`write(b)`) as `io::Write`.
 struct PyWriter(Py<PyAny>);
 
@@ -134,9 +159,13 @@ impl Write for PyWriter {
                 .map_err(io::Error::other)?;
             // Buffered files return the length; raw ones may write less.
             if n.is_none() {
-                Ok(buf.len())
-            } else {
-                n.extract::<usize>().map_err(io::Error::other)
+                return Ok(buf.len());
+            }
+            match n.extract::<usize>().map_err(io::Error::other)? {
+                k if k > buf.len() => Err(io::Error::other(
+                    "write() reported more bytes than it was given",
+                )),
+                k => Ok(k),
             }
         })
     }

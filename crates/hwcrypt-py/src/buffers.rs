@@ -119,34 +119,42 @@ impl Output {
         self.buffer.len_bytes()
     }
 
-    /// Runs `f(input, output)` with the bytes of `input` and of this buffer.
-    /// When the two share memory, `f` gets a private copy of the input
-    /// (so a caller who passes overlapping views still gets the right
-    /// output; the same start is the common in-place case and costs the
-    /// same copy).
-    pub fn with<R>(&mut self, input: &Input<'_>, f: impl FnOnce(&[u8], &mut [u8]) -> R) -> R {
+    /// Runs `f(inputs, output)` with the bytes of `inputs` (`None` is
+    /// empty) and of this buffer. An input that shares memory with the
+    /// output (another view of the same buffer: the data, but also a nonce
+    /// or associated data) is copied first, before the output slice is
+    /// made, so no `&[u8]` aliases the `&mut [u8]` and writing the output
+    /// cannot change an input that is still to be read.
+    pub fn with<R, const N: usize>(
+        &mut self,
+        inputs: [Option<&Input<'_>>; N],
+        f: impl FnOnce([&[u8]; N], &mut [u8]) -> R,
+    ) -> R {
         let len = self.buffer.len_bytes();
         let start = self.buffer.buf_ptr() as usize;
-        let overlap = {
-            let r = input.range();
+        let overlaps = |i: &Input<'_>| {
+            let r = i.range();
             len != 0 && !r.is_empty() && r.start < start + len && start < r.end
         };
+        let copies: [Option<Vec<u8>>; N] =
+            inputs.map(|i| i.filter(|i| overlaps(i)).map(|i| i.as_slice().to_vec()));
+        let slices: [&[u8]; N] = core::array::from_fn(|k| match (&copies[k], inputs[k]) {
+            (Some(copy), _) => &copy[..],
+            (None, Some(i)) => i.as_slice(),
+            (None, None) => &[][..],
+        });
         let out: &mut [u8] = if len == 0 {
             &mut []
         } else {
             // SAFETY: a writable (checked in `new`), C-contiguous buffer of
             // `len` bytes, alive and unresizable while `self.buffer` holds
             // its export; `&mut self` keeps this the only slice made from it
-            // here, and input slices that share its memory are copied first
-            // (below), so no `&[u8]` and `&mut [u8]` alias.
+            // here, and every input slice that shares its memory was
+            // replaced by a private copy above, so no `&[u8]` in `slices`
+            // aliases it.
             unsafe { core::slice::from_raw_parts_mut(self.buffer.buf_ptr().cast::<u8>(), len) }
         };
-        if overlap {
-            let copy = input.as_slice().to_vec();
-            f(&copy, out)
-        } else {
-            f(input.as_slice(), out)
-        }
+        f(slices, out)
     }
 }
 

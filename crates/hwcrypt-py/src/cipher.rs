@@ -58,7 +58,11 @@ pub struct CipherContext {
 fn lock(ctx: &CipherContext) -> PyResult<std::sync::MutexGuard<'_, State>> {
     match ctx.state.try_lock() {
         Ok(g) => Ok(g),
-        Err(std::sync::TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+        // Only a panic inside a call poisons it: the state may be half
+        // updated, so the context is spent.
+        Err(std::sync::TryLockError::Poisoned(_)) => {
+            Err(AlreadyFinalized::new_err("Context was already finalized."))
+        }
         Err(std::sync::TryLockError::WouldBlock) => Err(pyo3::exceptions::PyRuntimeError::new_err(
             "this cipher context is in use by another thread",
         )),
@@ -198,6 +202,11 @@ impl State {
                             g.min_tag_len
                         )));
                     }
+                    if tag.len() > 16 {
+                        return Err(PyValueError::new_err(
+                            "Authentication tag cannot be more than 16 bytes.",
+                        ));
+                    }
                     if tag.len() != g.stream.tag_len() {
                         return Err(PyValueError::new_err(
                             "hwcrypt: a tag shorter than 16 bytes must be given to modes.GCM(iv, tag, min_tag_length) before decryption starts",
@@ -253,7 +262,9 @@ impl CipherContext {
             )));
         }
         let n = st.out_len(len);
-        out.with(&input, |data, out| st.update(py, data, &mut out[..n]))?;
+        out.with([Some(&input)], |[data], out| {
+            st.update(py, data, &mut out[..n])
+        })?;
         Ok(n)
     }
 
@@ -265,8 +276,10 @@ impl CipherContext {
         if st.finalized {
             return Err(AlreadyFinalized::new_err("Context was already finalized."));
         }
-        st.finalize(None)?;
+        // Finalized whatever the outcome, as `cryptography`: after a failed
+        // tag check or a partial block the context is spent.
         st.finalized = true;
+        st.finalize(None)?;
         Ok(PyBytes::new(py, b""))
     }
 
@@ -282,13 +295,22 @@ impl CipherContext {
         if st.finalized {
             return Err(AlreadyFinalized::new_err("Context was already finalized."));
         }
-        if st.encrypt || !matches!(st.mode, Mode::Gcm(_)) {
-            return Err(PyValueError::new_err(
-                "finalize_with_tag is only for GCM decryption",
-            ));
+        match &st.mode {
+            Mode::Gcm(g) if !st.encrypt => {
+                if g.expected.is_some() {
+                    return Err(PyValueError::new_err(
+                        "Authentication tag must be provided only once.",
+                    ));
+                }
+            }
+            _ => {
+                return Err(PyValueError::new_err(
+                    "finalize_with_tag is only for GCM decryption",
+                ));
+            }
         }
-        st.finalize(Some(tag.as_slice()))?;
         st.finalized = true;
+        st.finalize(Some(tag.as_slice()))?;
         Ok(PyBytes::new(py, b""))
     }
 

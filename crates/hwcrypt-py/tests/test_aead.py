@@ -125,3 +125,31 @@ def test_numpy_like_buffers(rng):
     a = hwcrypt.ChaCha20Poly1305(key)
     nonce = os.urandom(12)
     assert a.decrypt(nonce, a.encrypt(nonce, data, None), None) == bytes(data)
+
+
+def test_into_with_nonce_or_aad_inside_the_output_buffer(rng):
+    """A nonce or associated data that are views of the output buffer are
+    read before the output is written (they are copied first)."""
+    key = rbytes(rng, 16)
+    a = hwcrypt.AESGCM(key)
+    for n in [0, 5, 100, 5000]:
+        data = rbytes(rng, n)
+        nonce, ad = rbytes(rng, 12), rbytes(rng, 20)
+        expected = a.encrypt(nonce, data, ad)
+        buf = bytearray(n + 16)
+        buf[:12] = nonce
+        mv = memoryview(buf)
+        a.encrypt_into(mv[:12], data, ad, mv)
+        assert bytes(buf) == expected, n
+        buf = bytearray(n + 16 + 20)
+        buf[:20] = ad
+        mv = memoryview(buf)
+        a.encrypt_into(nonce, data, mv[:20], mv[: n + 16])
+        assert bytes(buf[: n + 16]) == expected, n
+        if n >= 12:
+            out = bytearray(n)
+            ct = a.encrypt(bytes(data[:12]), data, None)
+            out[:12] = data[:12]
+            mv = memoryview(out)
+            a.decrypt_into(mv[:12], ct, None, mv)
+            assert bytes(out) == data

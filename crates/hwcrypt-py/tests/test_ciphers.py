@@ -144,3 +144,34 @@ def test_one_shot_functions(rng):
         hwcrypt.aes_cbc_decrypt(b"k" * 16, b"\0" * 16, b"x" * 16)  # bad padding
     with pytest.raises(ValueError):
         hwcrypt.aes_ecb_encrypt(b"k" * 16, b"x" * 15)
+
+
+def test_cryptography_gcm_mode_with_short_min_tag_length(rng):
+    key, iv, data = rbytes(rng, 16), rbytes(rng, 12), rbytes(rng, 50)
+    e = CCipher(c_alg.AES(key), c_modes.GCM(iv)).encryptor()
+    ct = e.update(data) + e.finalize()
+    mode = c_modes.GCM(iv, e.tag[:12], min_tag_length=12)
+    d = hwcrypt.Cipher(c_alg.AES(key), mode).decryptor()
+    assert d.update(ct) + d.finalize() == data
+
+
+def test_context_is_spent_after_a_failed_finalize(rng):
+    key, iv = rbytes(rng, 16), rbytes(rng, 12)
+    d = hwcrypt.Cipher(hwcrypt.algorithms.AES(key), hwcrypt.modes.GCM(iv, b"\0" * 16)).decryptor()
+    d.update(b"abc")
+    with pytest.raises(hwcrypt.InvalidTag):
+        d.finalize()
+    with pytest.raises(hwcrypt.AlreadyFinalized):
+        d.finalize()
+    with pytest.raises(hwcrypt.AlreadyFinalized):
+        d.update(b"x")
+    # A tag in the mode and another to finalize_with_tag: refused.
+    d = hwcrypt.Cipher(hwcrypt.algorithms.AES(key), hwcrypt.modes.GCM(iv, b"\0" * 16)).decryptor()
+    with pytest.raises(ValueError):
+        d.finalize_with_tag(b"\0" * 16)
+    c = hwcrypt.Cipher(hwcrypt.algorithms.AES(key), hwcrypt.modes.CBC(iv + b"\0" * 4)).encryptor()
+    c.update(b"x" * 5)
+    with pytest.raises(ValueError):
+        c.finalize()
+    with pytest.raises(hwcrypt.AlreadyFinalized):
+        c.update(b"x" * 11)

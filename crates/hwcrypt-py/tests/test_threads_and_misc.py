@@ -121,3 +121,38 @@ def test_age_streams(tmp_path):
         got = subprocess.run(["age", "-d", "-i", str(tmp_path / "key.txt"), str(tmp_path / "f.age")],
                              capture_output=True, check=True).stdout
         assert got == p.read_bytes()
+
+
+def test_age_stream_file_errors_pass_through():
+    import io
+
+    secret, recipient = hwcrypt.age.keygen()
+
+    class Broken(io.RawIOBase):
+        def readable(self):
+            return True
+
+        def read(self, n=-1):
+            raise OSError("disk on fire")
+
+    with pytest.raises(OSError, match="disk on fire"):
+        hwcrypt.age.encrypt_stream(Broken(), io.BytesIO(), [recipient])
+
+    class Trickle(io.RawIOBase):
+        """Returns at most 3 bytes per read: armor is still detected."""
+
+        def __init__(self, data):
+            self.data, self.pos = data, 0
+
+        def readable(self):
+            return True
+
+        def read(self, n=-1):
+            chunk = self.data[self.pos : self.pos + min(n, 3)]
+            self.pos += len(chunk)
+            return chunk
+
+    f = hwcrypt.age.encrypt(b"hello" * 1000, [recipient], armor=True)
+    out = io.BytesIO()
+    hwcrypt.age.decrypt_stream(Trickle(f), out, [secret])
+    assert out.getvalue() == b"hello" * 1000

@@ -60,6 +60,19 @@ impl<'a> InOut<'a> {
         }
     }
 
+    /// The output buffer, holding the input: separate buffers are copied
+    /// first, so a kernel that only works in place can serve both shapes.
+    #[inline]
+    pub(crate) fn into_in_place(self) -> &'a mut [u8] {
+        match self {
+            InOut::InPlace(buf) => buf,
+            InOut::Separate { input, output } => {
+                output.copy_from_slice(input);
+                output
+            }
+        }
+    }
+
     /// Splits into `[..mid]` and `[mid..]`. Panics if `mid > len` (internal use only).
     #[inline]
     pub(crate) fn split_at(self, mid: usize) -> (InOut<'a>, InOut<'a>) {

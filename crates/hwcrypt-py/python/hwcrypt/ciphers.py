@@ -145,7 +145,10 @@ class Cipher:
         min_tag_length = 16
         if name == "GCM":
             tag = mode.tag
-            min_tag_length = getattr(mode, "min_tag_length", 16)
+            # cryptography's own GCM keeps it as `_min_tag_length`.
+            min_tag_length = getattr(
+                mode, "min_tag_length", getattr(mode, "_min_tag_length", 16)
+            )
             if encrypt and tag is not None:
                 raise ValueError("Authentication tag must be None when encrypting.")
         return _hwcrypt._context(name, key, iv, encrypt, tag, min_tag_length)

@@ -79,12 +79,13 @@ impl Key {
         Some(k)
     }
 
-    /// Fills a zeroed key in place (round keys, then the powers of H). The
-    /// AES-NI schedule is expanded in its own heap home and copied heap to
-    /// heap (it is wiped when dropped here).
+    /// Fills a zeroed key in place: the encryption round keys expanded
+    /// straight into the table (GCM needs no decryption schedule), then the
+    /// powers of H. `key` is 16, 24 or 32 bytes (the callers check).
     pub(crate) fn init(&mut self, key: &[u8]) {
+        assert!(matches!(key.len(), 16 | 24 | 32), "an AES key length");
         // SAFETY: a `Key` exists only after the features were detected
-        // (AES-NI and SSSE3 among them); the caller checked the length.
+        // (AES-NI and SSSE3 among them); the length is checked above.
         self.rounds = unsafe { aesni::expand_encryption(key, &mut self.t.rk) };
         // SAFETY: as above.
         unsafe { self.powers() };
@@ -105,13 +106,12 @@ impl Key {
         let h1 = (hr << 1) ^ (mask & ((0xc2 << 120) | 1));
         store(&mut self.t.h[0], lane(h1));
         // SAFETY: the features `powers_n` needs are this function's.
-        let powers: [Block; BATCH] = unsafe { powers_from(&self.t.h[..1]) };
+        let mut powers: [Block; BATCH] = unsafe { powers_from(&self.t.h[..1]) };
         for (k, p) in powers.iter().enumerate() {
             store(&mut self.t.h[k], load(p));
             store(&mut self.t.hk[k], karatsuba_operand(load(p)));
         }
-        // `powers` is a copy of the table's key powers on the stack.
-        let mut powers = powers;
+        // A copy of the table's key powers on the stack.
         crate::secret::wipe_bytes(powers.as_flattened_mut());
         h.zeroize();
     }

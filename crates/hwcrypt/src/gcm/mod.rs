@@ -81,6 +81,7 @@ use crate::aead::{self, Aead, Tag};
 use crate::aes::{Block, KeySize};
 use crate::backend::Backend;
 use crate::error::{Error, Result};
+use crate::inout::InOut;
 use crate::registry::{self, Algorithm};
 use crate::secret::SecretBox;
 use core::fmt;
@@ -349,26 +350,37 @@ impl AesGcm {
     }
 
     fn encrypt(&self, counter: u128, acc: &mut Block, buf: &mut [u8]) {
-        match &self.inner {
-            Inner::Soft(k) => k.encrypt(counter, acc, buf),
-            #[cfg(target_arch = "x86_64")]
-            Inner::AesNi(k) => k.encrypt(counter, acc, buf),
-            #[cfg(target_arch = "x86_64")]
-            Inner::VaesAvx2(k) => k.encrypt(counter, acc, buf),
-            #[cfg(target_arch = "x86_64")]
-            Inner::VaesAvx512(k) => k.encrypt(counter, acc, buf),
-        }
+        self.encrypt_io(counter, acc, InOut::InPlace(buf));
     }
 
     fn decrypt(&self, counter: u128, acc: &mut Block, buf: &mut [u8]) {
+        self.decrypt_io(counter, acc, InOut::InPlace(buf));
+    }
+
+    /// CTR and GHASH over `io`: the VAES kernels read the input and write
+    /// the output in one pass; the others work in place on the output (a
+    /// copy of the input first).
+    fn encrypt_io(&self, counter: u128, acc: &mut Block, io: InOut<'_>) {
         match &self.inner {
-            Inner::Soft(k) => k.decrypt(counter, acc, buf),
+            Inner::Soft(k) => k.encrypt(counter, acc, io.into_in_place()),
             #[cfg(target_arch = "x86_64")]
-            Inner::AesNi(k) => k.decrypt(counter, acc, buf),
+            Inner::AesNi(k) => k.encrypt(counter, acc, io.into_in_place()),
             #[cfg(target_arch = "x86_64")]
-            Inner::VaesAvx2(k) => k.decrypt(counter, acc, buf),
+            Inner::VaesAvx2(k) => k.encrypt(counter, acc, io),
             #[cfg(target_arch = "x86_64")]
-            Inner::VaesAvx512(k) => k.decrypt(counter, acc, buf),
+            Inner::VaesAvx512(k) => k.encrypt(counter, acc, io),
+        }
+    }
+
+    fn decrypt_io(&self, counter: u128, acc: &mut Block, io: InOut<'_>) {
+        match &self.inner {
+            Inner::Soft(k) => k.decrypt(counter, acc, io.into_in_place()),
+            #[cfg(target_arch = "x86_64")]
+            Inner::AesNi(k) => k.decrypt(counter, acc, io.into_in_place()),
+            #[cfg(target_arch = "x86_64")]
+            Inner::VaesAvx2(k) => k.decrypt(counter, acc, io),
+            #[cfg(target_arch = "x86_64")]
+            Inner::VaesAvx512(k) => k.decrypt(counter, acc, io),
         }
     }
 
@@ -428,19 +440,31 @@ impl AesGcm {
         tag
     }
 
-    fn seal_full(&self, iv: &[u8], aad: &[u8], buf: &mut [u8]) -> Result<Block> {
-        AesGcm::check_lengths(iv.len(), aad.len(), buf.len())?;
+    /// Seals `io` (in place, or its input into its output) and returns the
+    /// full tag.
+    fn seal_full(&self, iv: &[u8], aad: &[u8], io: InOut<'_>) -> Result<Block> {
+        let len = io.len();
+        AesGcm::check_lengths(iv.len(), aad.len(), len)?;
         let j0 = self.j0(iv);
         let mask = self.encrypt_counter(j0);
         let counter = inc32(j0, 1);
         let mut acc = [0u8; 16];
         self.ghash(&mut acc, aad);
-        self.encrypt(counter, &mut acc, buf);
-        Ok(self.finish(mask, acc, aad.len(), buf.len()))
+        self.encrypt_io(counter, &mut acc, io);
+        Ok(self.finish(mask, acc, aad.len(), len))
     }
 
-    fn open_full(&self, iv: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<()> {
-        AesGcm::check_lengths(iv.len(), aad.len(), buf.len())?;
+    /// Opens `output` in place (`input` `None`) or from `input` (same
+    /// length); `output` is wiped if the tag does not verify.
+    fn open_full(
+        &self,
+        iv: &[u8],
+        aad: &[u8],
+        input: Option<&[u8]>,
+        output: &mut [u8],
+        tag: &[u8],
+    ) -> Result<()> {
+        AesGcm::check_lengths(iv.len(), aad.len(), output.len())?;
         let j0 = self.j0(iv);
         let mask = self.encrypt_counter(j0);
         let counter = inc32(j0, 1);
@@ -448,11 +472,52 @@ impl AesGcm {
         self.ghash(&mut acc, aad);
         // One pass: GHASH of the ciphertext and decryption together; the
         // plaintext is wiped below if the tag does not verify.
-        self.decrypt(counter, &mut acc, buf);
-        let mut expected = self.finish(mask, acc, aad.len(), buf.len());
-        let result = aead::verify_or_wipe(&expected[..tag.len()], tag, buf);
+        let io = match input {
+            Some(input) => crate::modes::separate(input, output)?,
+            None => InOut::InPlace(output),
+        };
+        self.decrypt_io(counter, &mut acc, io);
+        let mut expected = self.finish(mask, acc, aad.len(), output.len());
+        let result = aead::verify_or_wipe(&expected[..tag.len()], tag, output);
         expected.zeroize();
         result
+    }
+
+    /// Encrypts `plaintext` into `ciphertext` (same length, one pass: no
+    /// copy first) under an IV of any length (at least one byte); returns a
+    /// tag of `tag_len` bytes, which must be the key's
+    /// [`tag_len`](AesGcm::tag_len).
+    pub fn seal_detached_with(
+        &self,
+        iv: &[u8],
+        aad: &[u8],
+        plaintext: &[u8],
+        ciphertext: &mut [u8],
+        tag_len: usize,
+    ) -> Result<GcmTag> {
+        check_tag_is_keys(tag_len, self.tag_len)?;
+        let io = crate::modes::separate(plaintext, ciphertext)?;
+        let bytes = self.seal_full(iv, aad, io)?;
+        Ok(GcmTag {
+            bytes,
+            len: tag_len,
+        })
+    }
+
+    /// Verifies a tag of the key's [`tag_len`](AesGcm::tag_len) and
+    /// decrypts `ciphertext` into `plaintext` (same length, one pass) under
+    /// an IV of any length; on any failure `plaintext` is zeroed.
+    pub fn open_detached_with(
+        &self,
+        iv: &[u8],
+        aad: &[u8],
+        ciphertext: &[u8],
+        tag: &[u8],
+        plaintext: &mut [u8],
+    ) -> Result<()> {
+        let r = check_tag_is_keys(tag.len(), self.tag_len)
+            .and_then(|()| self.open_full(iv, aad, Some(ciphertext), plaintext, tag));
+        aead::wipe_on_error(plaintext, r)
     }
 
     /// Encrypts `in_out` in place under an IV of any length (at least one
@@ -466,7 +531,7 @@ impl AesGcm {
         tag_len: usize,
     ) -> Result<GcmTag> {
         check_tag_is_keys(tag_len, self.tag_len)?;
-        let bytes = self.seal_full(iv, aad, in_out)?;
+        let bytes = self.seal_full(iv, aad, InOut::InPlace(in_out))?;
         Ok(GcmTag {
             bytes,
             len: tag_len,
@@ -486,7 +551,7 @@ impl AesGcm {
         tag: &[u8],
     ) -> Result<()> {
         let r = check_tag_is_keys(tag.len(), self.tag_len)
-            .and_then(|()| self.open_full(iv, aad, in_out, tag));
+            .and_then(|()| self.open_full(iv, aad, None, in_out, tag));
         aead::wipe_on_error(in_out, r)
     }
 }
@@ -535,7 +600,41 @@ impl Aead for AesGcm {
     fn seal_in_place_detached(&self, nonce: &[u8], aad: &[u8], in_out: &mut [u8]) -> Result<Tag> {
         check_nonce(nonce)?;
         check_tag_is_keys(aead::TAG_LEN, self.tag_len)?;
-        self.seal_full(nonce, aad, in_out)
+        self.seal_full(nonce, aad, InOut::InPlace(in_out))
+    }
+
+    /// One pass from `plaintext` into `ciphertext` (the trait's default
+    /// copies first).
+    fn seal_detached(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        plaintext: &[u8],
+        ciphertext: &mut [u8],
+    ) -> Result<Tag> {
+        check_nonce(nonce)?;
+        check_tag_is_keys(aead::TAG_LEN, self.tag_len)?;
+        let io = crate::modes::separate(plaintext, ciphertext)?;
+        self.seal_full(nonce, aad, io)
+    }
+
+    /// One pass from `ciphertext` into `plaintext`; on any failure
+    /// `plaintext` is zeroed.
+    fn open_detached(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        ciphertext: &[u8],
+        tag: &[u8],
+        plaintext: &mut [u8],
+    ) -> Result<()> {
+        let r = check_nonce(nonce)
+            .and_then(|()| aead::full_tag(tag))
+            .and_then(|tag| {
+                check_tag_is_keys(aead::TAG_LEN, self.tag_len)?;
+                self.open_full(nonce, aad, Some(ciphertext), plaintext, tag)
+            });
+        aead::wipe_on_error(plaintext, r)
     }
 
     fn open_in_place_detached(
@@ -549,7 +648,7 @@ impl Aead for AesGcm {
             .and_then(|()| aead::full_tag(tag))
             .and_then(|tag| {
                 check_tag_is_keys(aead::TAG_LEN, self.tag_len)?;
-                self.open_full(nonce, aad, in_out, tag)
+                self.open_full(nonce, aad, None, in_out, tag)
             });
         aead::wipe_on_error(in_out, r)
     }

@@ -25,6 +25,7 @@ use super::aesni_clmul::{self, Acc};
 use super::inc32;
 use crate::aes::Block;
 use crate::cpu::{self, Features};
+use crate::inout::InOut;
 use crate::registry::GCM_VAES_AVX2_FEATURES;
 use crate::secret::{Schedule, SecretBox};
 use core::arch::x86_64::*;
@@ -133,39 +134,52 @@ impl Key {
         self.narrow.ghash(acc, data);
     }
 
-    pub(crate) fn encrypt(&self, counter: u128, acc: &mut Block, buf: &mut [u8]) {
-        let bulk = buf.len() / CHUNK * CHUNK;
-        let (head, tail) = buf.split_at_mut(bulk);
+    /// Encrypts `io` (in place, or from its input into its output) from
+    /// `counter`, the ciphertext absorbed into `acc`.
+    pub(crate) fn encrypt(&self, counter: u128, acc: &mut Block, io: InOut<'_>) {
+        let bulk = io.len() / CHUNK * CHUNK;
+        let (mut head, tail) = io.split_at(bulk);
         if !head.is_empty() {
+            let (src, dst) = head.ptrs();
             // SAFETY: a `Key` exists only if the features were detected;
-            // `head` is a non-zero multiple of `CHUNK` bytes.
+            // `src` and `dst` cover `bulk` bytes, a non-zero multiple of
+            // `CHUNK`, equal or not overlapping (`InOut`).
             unsafe {
                 match self.narrow.rounds() {
-                    10 => seal::<10>(&self.w, counter, acc, head),
-                    12 => seal::<12>(&self.w, counter, acc, head),
-                    _ => seal::<14>(&self.w, counter, acc, head),
+                    10 => seal::<10>(&self.w, counter, acc, src, dst, bulk),
+                    12 => seal::<12>(&self.w, counter, acc, src, dst, bulk),
+                    _ => seal::<14>(&self.w, counter, acc, src, dst, bulk),
                 }
             }
         }
-        self.narrow
-            .encrypt(inc32(counter, (bulk / 16) as u32), acc, tail);
+        // The rest (under 256 bytes) in place on the AES-NI key.
+        self.narrow.encrypt(
+            inc32(counter, (bulk / 16) as u32),
+            acc,
+            tail.into_in_place(),
+        );
     }
 
-    pub(crate) fn decrypt(&self, counter: u128, acc: &mut Block, buf: &mut [u8]) {
-        let bulk = buf.len() / CHUNK * CHUNK;
-        let (head, tail) = buf.split_at_mut(bulk);
+    /// Decrypts `io` from `counter`, the ciphertext absorbed into `acc`.
+    pub(crate) fn decrypt(&self, counter: u128, acc: &mut Block, io: InOut<'_>) {
+        let bulk = io.len() / CHUNK * CHUNK;
+        let (mut head, tail) = io.split_at(bulk);
         if !head.is_empty() {
+            let (src, dst) = head.ptrs();
             // SAFETY: as in `encrypt`.
             unsafe {
                 match self.narrow.rounds() {
-                    10 => open::<10>(&self.w, counter, acc, head),
-                    12 => open::<12>(&self.w, counter, acc, head),
-                    _ => open::<14>(&self.w, counter, acc, head),
+                    10 => open::<10>(&self.w, counter, acc, src, dst, bulk),
+                    12 => open::<12>(&self.w, counter, acc, src, dst, bulk),
+                    _ => open::<14>(&self.w, counter, acc, src, dst, bulk),
                 }
             }
         }
-        self.narrow
-            .decrypt(inc32(counter, (bulk / 16) as u32), acc, tail);
+        self.narrow.decrypt(
+            inc32(counter, (bulk / 16) as u32),
+            acc,
+            tail.into_in_place(),
+        );
     }
 }
 
@@ -355,18 +369,21 @@ unsafe fn ghash_chunk(w: &Wide, y: __m128i, p: *const u8) -> __m128i {
 }
 
 /// One chunk: AES on the counters `$x` (whitened) with the GHASH of the 16
-/// blocks at `$g` into `$y` between the rounds, then the 16 blocks at `$p`
-/// XORed with the keystream. `$g` may equal `$p` (decryption hashes the
-/// chunk it decrypts: every block is loaded for the hash before it is
-/// overwritten). A macro, not a function: a `#[target_feature]` function
-/// cannot be `#[inline(always)]`, and LLVM declines to inline this one,
-/// which then passes the 8 states through the stack.
+/// blocks at `$g` into `$y` between the rounds, then the 16 blocks at
+/// `$src` XORed with the keystream into `$dst`. `$src` may equal `$dst`
+/// (in place: each register is loaded before it is stored), and `$g` may
+/// equal both (decryption in place hashes the chunk it decrypts: every
+/// block is loaded for the hash before it is overwritten). A macro, not a
+/// function: a `#[target_feature]` function cannot be `#[inline(always)]`,
+/// and LLVM declines to inline this one, which then passes the 8 states
+/// through the stack.
 ///
-/// Safety contract of the expansion site: 256 bytes at `$g` are readable
-/// and 256 bytes at `$p` readable and writable.
+/// Safety contract of the expansion site: 256 bytes at `$g` and at `$src`
+/// are readable and 256 bytes at `$dst` writable; `$dst` is `$src` or does
+/// not overlap it, nor `$g` unless it is `$g`.
 macro_rules! stitched {
-    ($R:ident, $w:expr, $x:expr, $y:expr, $g:expr, $p:expr) => {{
-        let (w, g, p): (&Wide, *const u8, *mut u8) = ($w, $g, $p);
+    ($R:ident, $w:expr, $x:expr, $y:expr, $g:expr, $src:expr, $dst:expr) => {{
+        let (w, g, src, p): (&Wide, *const u8, *const u8, *mut u8) = ($w, $g, $src, $dst);
         let mut x: [__m256i; REGS] = $x;
         let mut acc = WideAcc::zero();
         middle_rounds!($R, r => {
@@ -392,22 +409,24 @@ macro_rules! stitched {
         $y = acc.reduce();
         let k = wide(&w.rk[$R]);
         for (j, b) in x.iter().enumerate() {
-            // SAFETY: register `j < 8` at `p` (expansion site); loaded before stored.
+            // SAFETY: register `j < 8` at `src` and `p` (expansion site);
+            // loaded before stored.
             unsafe {
-                let d = load_at(p, j);
+                let d = load_at(src, j);
                 store_at(p, j, _mm256_aesenclast_epi128(*b, _mm256_xor_si256(k, d)));
             }
         }
     }};
 }
 
-/// CTR only, on the chunk at `p`.
+/// CTR only, on the chunk at `src`, into `p`.
 ///
 /// # Safety
-/// 256 bytes at `p` are readable and writable.
+/// 256 bytes at `src` are readable and at `p` writable; `p` is `src` or
+/// does not overlap it.
 #[inline]
 #[target_feature(enable = "avx2,vaes")]
-unsafe fn ctr_chunk<const R: usize>(w: &Wide, mut x: [__m256i; REGS], p: *mut u8) {
+unsafe fn ctr_chunk<const R: usize>(w: &Wide, mut x: [__m256i; REGS], src: *const u8, p: *mut u8) {
     middle_rounds!(R, r => {
         let k = wide(&w.rk[r]);
         for b in x.iter_mut() {
@@ -416,9 +435,9 @@ unsafe fn ctr_chunk<const R: usize>(w: &Wide, mut x: [__m256i; REGS], p: *mut u8
     });
     let k = wide(&w.rk[R]);
     for (j, b) in x.iter().enumerate() {
-        // SAFETY: register `j < 8` at `p` (caller); loaded before stored.
+        // SAFETY: register `j < 8` at `src` and `p` (caller); loaded before stored.
         unsafe {
-            let d = load_at(p, j);
+            let d = load_at(src, j);
             store_at(p, j, _mm256_aesenclast_epi128(*b, _mm256_xor_si256(k, d)));
         }
     }
@@ -450,54 +469,69 @@ fn store_acc(acc: &mut Block, y: __m128i) {
     unsafe { _mm_storeu_si128(acc.as_mut_ptr().cast(), y) }
 }
 
-/// Encryption of `buf` (a non-zero multiple of 256 bytes) in place from
-/// `counter`, the ciphertext absorbed into `acc`: the first chunk alone,
-/// then each chunk stitched with the GHASH of the one before, then the
-/// GHASH of the last.
+/// Encryption of the `len` bytes at `src` into `dst` (a non-zero multiple
+/// of 256 bytes; in place when the two are equal) from `counter`, the
+/// ciphertext absorbed into `acc`: the first chunk alone, then each chunk
+/// stitched with the GHASH of the one before (read back from `dst`), then
+/// the GHASH of the last.
 ///
 /// # Safety
-/// The CPU must support every feature in [`GCM_VAES_AVX2_FEATURES`].
+/// The CPU must support every feature in [`GCM_VAES_AVX2_FEATURES`]; `len`
+/// bytes at `src` are readable and at `dst` writable (and readable), `dst`
+/// equal to `src` or not overlapping it.
 #[target_feature(enable = "avx2,vaes,vpclmulqdq,pclmulqdq,aes,ssse3")]
-unsafe fn seal<const R: usize>(w: &Wide, counter: u128, acc: &mut Block, buf: &mut [u8]) {
-    debug_assert!(!buf.is_empty() && buf.len().is_multiple_of(CHUNK));
-    let chunks = buf.len() / CHUNK;
-    let p = buf.as_mut_ptr();
+unsafe fn seal<const R: usize>(
+    w: &Wide,
+    counter: u128,
+    acc: &mut Block,
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+) {
+    debug_assert!(len != 0 && len.is_multiple_of(CHUNK));
+    let chunks = len / CHUNK;
     let mut y = load_acc(acc);
     let mut c = counter_pair(counter);
     let x = counters(w, &mut c);
-    // SAFETY: chunk 0 is in bounds.
-    unsafe { ctr_chunk::<R>(w, x, p) };
+    // SAFETY: chunk 0 is in bounds of both.
+    unsafe { ctr_chunk::<R>(w, x, src, dst) };
     for i in 1..chunks {
         let x = counters(w, &mut c);
-        // SAFETY: chunks `i - 1` and `i` are in bounds.
-        let here = unsafe { p.add(CHUNK * i) };
-        // Chunks `i - 1` (hashed) and `i` (encrypted) are in bounds.
-        stitched!(R, w, x, y, here.wrapping_sub(CHUNK), here);
+        // SAFETY: chunk `i` is in bounds of both.
+        let (from, to) = unsafe { (src.add(CHUNK * i), dst.add(CHUNK * i)) };
+        // Chunks `i - 1` (hashed, in `dst`) and `i` (encrypted) are in bounds.
+        stitched!(R, w, x, y, to.wrapping_sub(CHUNK).cast_const(), from, to);
     }
-    // SAFETY: the last chunk is in bounds.
-    y = unsafe { ghash_chunk(w, y, p.add(CHUNK * (chunks - 1))) };
+    // SAFETY: the last chunk of `dst` is in bounds.
+    y = unsafe { ghash_chunk(w, y, dst.add(CHUNK * (chunks - 1))) };
     store_acc(acc, y);
 }
 
-/// Decryption of `buf` (a non-zero multiple of 256 bytes) in place from
-/// `counter`, the ciphertext absorbed into `acc`, each chunk's GHASH
-/// stitched into its own CTR rounds.
+/// Decryption of the `len` bytes at `src` into `dst` (a multiple of 256
+/// bytes; in place when equal) from `counter`, the ciphertext absorbed
+/// into `acc`, each chunk's GHASH stitched into its own CTR rounds.
 ///
 /// # Safety
-/// The CPU must support every feature in [`GCM_VAES_AVX2_FEATURES`].
+/// As [`seal`].
 #[target_feature(enable = "avx2,vaes,vpclmulqdq,pclmulqdq,aes,ssse3")]
-unsafe fn open<const R: usize>(w: &Wide, counter: u128, acc: &mut Block, buf: &mut [u8]) {
-    debug_assert!(buf.len().is_multiple_of(CHUNK));
-    let chunks = buf.len() / CHUNK;
-    let p = buf.as_mut_ptr();
+unsafe fn open<const R: usize>(
+    w: &Wide,
+    counter: u128,
+    acc: &mut Block,
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+) {
+    debug_assert!(len.is_multiple_of(CHUNK));
+    let chunks = len / CHUNK;
     let mut y = load_acc(acc);
     let mut c = counter_pair(counter);
     for i in 0..chunks {
         let x = counters(w, &mut c);
-        // SAFETY: chunk `i` is in bounds.
-        let here = unsafe { p.add(CHUNK * i) };
-        // Chunk `i` (hashed and decrypted) is in bounds.
-        stitched!(R, w, x, y, here, here);
+        // SAFETY: chunk `i` is in bounds of both.
+        let (from, to) = unsafe { (src.add(CHUNK * i), dst.add(CHUNK * i)) };
+        // Chunk `i` (hashed from `src`, decrypted into `dst`) is in bounds.
+        stitched!(R, w, x, y, from, from, to);
     }
     store_acc(acc, y);
 }

@@ -32,6 +32,7 @@ use super::aesni_clmul::Acc;
 use super::{inc32, vaes_avx2};
 use crate::aes::Block;
 use crate::cpu::{self, Features};
+use crate::inout::InOut;
 use crate::registry::VAES_AVX512_FEATURES;
 use crate::secret::{Schedule, SecretBox};
 use core::arch::x86_64::*;
@@ -160,40 +161,48 @@ impl Key {
         (bulk, half)
     }
 
-    pub(crate) fn encrypt(&self, counter: u128, acc: &mut Block, buf: &mut [u8]) {
+    /// Encrypts `io` (in place, or from its input into its output) from
+    /// `counter`, the ciphertext absorbed into `acc`.
+    pub(crate) fn encrypt(&self, counter: u128, acc: &mut Block, io: InOut<'_>) {
         // Unlike `decrypt`, no 4-register chunk: unstitched (CTR, then
         // GHASH) it measured 1-5% slower than `vaes-avx2`'s 8 ymm chains.
-        let bulk = buf.len() / CHUNK * CHUNK;
-        let (head, tail) = buf.split_at_mut(bulk);
+        let bulk = io.len() / CHUNK * CHUNK;
+        let (mut head, tail) = io.split_at(bulk);
         if !head.is_empty() {
+            let (src, dst) = head.ptrs();
             // SAFETY: a `Key` exists only if the features were detected;
-            // `head` is a non-zero multiple of `CHUNK` bytes.
+            // `src` and `dst` cover `bulk` bytes, a non-zero multiple of
+            // `CHUNK`, equal or not overlapping (`InOut`).
             unsafe {
                 match self.rounds() {
-                    10 => seal::<10, REGS>(&self.w, counter, acc, head),
-                    12 => seal::<12, REGS>(&self.w, counter, acc, head),
-                    _ => seal::<14, REGS>(&self.w, counter, acc, head),
+                    10 => seal::<10, REGS>(&self.w, counter, acc, src, dst, bulk),
+                    12 => seal::<12, REGS>(&self.w, counter, acc, src, dst, bulk),
+                    _ => seal::<14, REGS>(&self.w, counter, acc, src, dst, bulk),
                 }
             }
         }
+        // The rest (under 512 bytes) on the narrower key.
         self.narrow
             .encrypt(inc32(counter, (bulk / 16) as u32), acc, tail);
     }
 
-    pub(crate) fn decrypt(&self, counter: u128, acc: &mut Block, buf: &mut [u8]) {
-        let (bulk, half) = Key::split(buf.len());
-        let (head, rest) = buf.split_at_mut(bulk);
-        let (mid, tail) = rest.split_at_mut(half);
+    /// Decrypts `io` from `counter`, the ciphertext absorbed into `acc`.
+    pub(crate) fn decrypt(&self, counter: u128, acc: &mut Block, io: InOut<'_>) {
+        let (bulk, half) = Key::split(io.len());
+        let (head, rest) = io.split_at(bulk);
+        let (mid, tail) = rest.split_at(half);
         let counter_mid = inc32(counter, (bulk / 16) as u32);
-        let run =
-            |f: unsafe fn(&Wide, u128, &mut Block, &mut [u8]), c, acc: &mut Block, b: &mut [u8]| {
-                if !b.is_empty() {
-                    // SAFETY: a `Key` exists only if the features were detected;
-                    // `head` is a multiple of 512 bytes (8 registers), `mid` of
-                    // 256 (4 registers), as `f` requires.
-                    unsafe { f(&self.w, c, acc, b) };
-                }
-            };
+        type Kernel = unsafe fn(&Wide, u128, &mut Block, *const u8, *mut u8, usize);
+        let run = |f: Kernel, c, acc: &mut Block, mut io: InOut<'_>| {
+            if !io.is_empty() {
+                let (src, dst) = io.ptrs();
+                // SAFETY: a `Key` exists only if the features were detected;
+                // `head` is a multiple of 512 bytes (8 registers), `mid` of
+                // 256 (4 registers), as `f` requires; `src` and `dst` cover
+                // them, equal or not overlapping (`InOut`).
+                unsafe { f(&self.w, c, acc, src, dst, io.len()) };
+            }
+        };
         match self.rounds() {
             10 => {
                 run(open::<10, REGS>, counter, acc, head);
@@ -416,17 +425,20 @@ unsafe fn ghash_chunk<const N: usize>(w: &Wide, y: __m128i, p: *const u8) -> __m
 /// One chunk of `$N` registers: AES on the counters `$x` (whitened) with
 /// the GHASH of the `4 * $N` blocks at `$g` into `$y` between the rounds
 /// (one register per round: `$N` is at most the rounds less one), then
-/// the blocks at `$p` XORed with the keystream. `$g` may equal `$p` (decryption hashes the
-/// chunk it decrypts: every register is loaded for the hash before it is
+/// the blocks at `$src` XORed with the keystream into `$dst`. `$src` may
+/// equal `$dst` (in place: each register is loaded before it is stored),
+/// and `$g` may equal both (decryption in place hashes the chunk it
+/// decrypts: every register is loaded for the hash before it is
 /// overwritten). A macro, not a function: LLVM declines to inline a
 /// `#[target_feature]` function this large and would pass the 8 states
 /// through the stack.
 ///
-/// Safety contract of the expansion site: `64 * $N` bytes at `$g` are
-/// readable and `64 * $N` bytes at `$p` readable and writable.
+/// Safety contract of the expansion site: `64 * $N` bytes at `$g` and at
+/// `$src` are readable and `64 * $N` bytes at `$dst` writable; `$dst` is
+/// `$src` or does not overlap it, nor `$g` unless it is `$g`.
 macro_rules! stitched {
-    ($R:ident, $N:ident, $w:expr, $x:expr, $y:expr, $g:expr, $p:expr) => {{
-        let (w, g, p): (&Wide, *const u8, *mut u8) = ($w, $g, $p);
+    ($R:ident, $N:ident, $w:expr, $x:expr, $y:expr, $g:expr, $src:expr, $dst:expr) => {{
+        let (w, g, src, p): (&Wide, *const u8, *const u8, *mut u8) = ($w, $g, $src, $dst);
         let mut x: [__m512i; $N] = $x;
         let mut acc = WideAcc::zero();
         middle_rounds!($R, r => {
@@ -452,22 +464,29 @@ macro_rules! stitched {
         $y = acc.reduce();
         let k = wide(&w.rk[$R]);
         for (j, b) in x.iter().enumerate() {
-            // SAFETY: register `j < N` at `p` (expansion site); loaded before stored.
+            // SAFETY: register `j < N` at `src` and `p` (expansion site);
+            // loaded before stored.
             unsafe {
-                let d = load_at(p, j);
+                let d = load_at(src, j);
                 store_at(p, j, _mm512_aesenclast_epi128(*b, _mm512_xor_si512(k, d)));
             }
         }
     }};
 }
 
-/// CTR only, on the chunk of `N` registers at `p`.
+/// CTR only, on the chunk of `N` registers at `src`, into `p`.
 ///
 /// # Safety
-/// `64 * N` bytes at `p` are readable and writable.
+/// `64 * N` bytes at `src` are readable and at `p` writable; `p` is `src`
+/// or does not overlap it.
 #[inline]
 #[target_feature(enable = "avx512f,vaes")]
-unsafe fn ctr_chunk<const R: usize, const N: usize>(w: &Wide, mut x: [__m512i; N], p: *mut u8) {
+unsafe fn ctr_chunk<const R: usize, const N: usize>(
+    w: &Wide,
+    mut x: [__m512i; N],
+    src: *const u8,
+    p: *mut u8,
+) {
     middle_rounds!(R, r => {
         let k = wide(&w.rk[r]);
         for b in x.iter_mut() {
@@ -476,9 +495,9 @@ unsafe fn ctr_chunk<const R: usize, const N: usize>(w: &Wide, mut x: [__m512i; N
     });
     let k = wide(&w.rk[R]);
     for (j, b) in x.iter().enumerate() {
-        // SAFETY: register `j < N` at `p` (caller); loaded before stored.
+        // SAFETY: register `j < N` at `src` and `p` (caller); loaded before stored.
         unsafe {
-            let d = load_at(p, j);
+            let d = load_at(src, j);
             store_at(p, j, _mm512_aesenclast_epi128(*b, _mm512_xor_si512(k, d)));
         }
     }
@@ -526,66 +545,72 @@ unsafe fn ghash(w: &Wide, acc: &mut Block, data: &[u8]) {
     store_acc(acc, y);
 }
 
-/// Encryption of `buf` (a non-zero multiple of `64 * N` bytes, chunks of
-/// `N` registers) in place from `counter`, the ciphertext absorbed into
-/// `acc`: the first chunk alone, then each chunk stitched with the GHASH of
-/// the one before, then the GHASH of the last.
+/// Encryption of the `len` bytes at `src` into `dst` (a non-zero multiple
+/// of `64 * N` bytes, chunks of `N` registers; in place when the two are
+/// equal) from `counter`, the ciphertext absorbed into `acc`: the first
+/// chunk alone, then each chunk stitched with the GHASH of the one before
+/// (read back from `dst`), then the GHASH of the last.
 ///
 /// # Safety
-/// The CPU must support every feature in [`VAES_AVX512_FEATURES`].
+/// The CPU must support every feature in [`VAES_AVX512_FEATURES`]; `len`
+/// bytes at `src` are readable and at `dst` writable (and readable), `dst`
+/// equal to `src` or not overlapping it.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,vaes,vpclmulqdq,pclmulqdq,aes,ssse3")]
 unsafe fn seal<const R: usize, const N: usize>(
     w: &Wide,
     counter: u128,
     acc: &mut Block,
-    buf: &mut [u8],
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
 ) {
     let chunk = 64 * N;
-    debug_assert!(!buf.is_empty() && buf.len().is_multiple_of(chunk));
-    let chunks = buf.len() / chunk;
-    let p = buf.as_mut_ptr();
+    debug_assert!(len != 0 && len.is_multiple_of(chunk));
+    let chunks = len / chunk;
     let mut y = load_acc(acc);
     let mut c = counter_quad(counter);
     let x = counters::<N>(w, &mut c);
-    // SAFETY: chunk 0 is in bounds.
-    unsafe { ctr_chunk::<R, N>(w, x, p) };
+    // SAFETY: chunk 0 is in bounds of both.
+    unsafe { ctr_chunk::<R, N>(w, x, src, dst) };
     for i in 1..chunks {
         let x = counters::<N>(w, &mut c);
-        // SAFETY: chunks `i - 1` and `i` are in bounds.
-        let here = unsafe { p.add(chunk * i) };
-        // Chunks `i - 1` (hashed) and `i` (encrypted) are in bounds.
-        stitched!(R, N, w, x, y, here.wrapping_sub(chunk), here);
+        // SAFETY: chunk `i` is in bounds of both.
+        let (from, to) = unsafe { (src.add(chunk * i), dst.add(chunk * i)) };
+        // Chunks `i - 1` (hashed, in `dst`) and `i` (encrypted) are in bounds.
+        stitched!(R, N, w, x, y, to.wrapping_sub(chunk).cast_const(), from, to);
     }
-    // SAFETY: the last chunk is in bounds.
-    y = unsafe { ghash_chunk::<N>(w, y, p.add(chunk * (chunks - 1))) };
+    // SAFETY: the last chunk of `dst` is in bounds.
+    y = unsafe { ghash_chunk::<N>(w, y, dst.add(chunk * (chunks - 1))) };
     store_acc(acc, y);
 }
 
-/// Decryption of `buf` (a non-zero multiple of `64 * N` bytes, chunks of
-/// `N` registers) in place from `counter`, the ciphertext absorbed into
-/// `acc`, each chunk's GHASH stitched into its own CTR rounds.
+/// Decryption of the `len` bytes at `src` into `dst` (a non-zero multiple
+/// of `64 * N` bytes, chunks of `N` registers; in place when equal) from
+/// `counter`, the ciphertext absorbed into `acc`, each chunk's GHASH
+/// stitched into its own CTR rounds.
 ///
 /// # Safety
-/// The CPU must support every feature in [`VAES_AVX512_FEATURES`].
+/// As [`seal`].
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,vaes,vpclmulqdq,pclmulqdq,aes,ssse3")]
 unsafe fn open<const R: usize, const N: usize>(
     w: &Wide,
     counter: u128,
     acc: &mut Block,
-    buf: &mut [u8],
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
 ) {
     let chunk = 64 * N;
-    debug_assert!(buf.len().is_multiple_of(chunk));
-    let chunks = buf.len() / chunk;
-    let p = buf.as_mut_ptr();
+    debug_assert!(len.is_multiple_of(chunk));
+    let chunks = len / chunk;
     let mut y = load_acc(acc);
     let mut c = counter_quad(counter);
     for i in 0..chunks {
         let x = counters::<N>(w, &mut c);
-        // SAFETY: chunk `i` is in bounds.
-        let here = unsafe { p.add(chunk * i) };
-        // Chunk `i` (hashed and decrypted) is in bounds.
-        stitched!(R, N, w, x, y, here, here);
+        // SAFETY: chunk `i` is in bounds of both.
+        let (from, to) = unsafe { (src.add(chunk * i), dst.add(chunk * i)) };
+        // Chunk `i` (hashed from `src`, decrypted into `dst`) is in bounds.
+        stitched!(R, N, w, x, y, from, from, to);
     }
     store_acc(acc, y);
 }

@@ -79,7 +79,7 @@ fn block_iv(iv: &[u8]) -> Result<Block> {
 }
 
 /// Pairs separate buffers, or reports their length mismatch.
-fn separate<'a>(input: &'a [u8], output: &'a mut [u8]) -> Result<InOut<'a>> {
+pub(crate) fn separate<'a>(input: &'a [u8], output: &'a mut [u8]) -> Result<InOut<'a>> {
     let output_len = output.len();
     InOut::separate(input, output).ok_or(Error::LengthMismatch {
         input: input.len(),
