@@ -349,10 +349,12 @@ impl AesGcm {
         }
     }
 
+    #[cfg(test)]
     fn encrypt(&self, counter: u128, acc: &mut Block, buf: &mut [u8]) {
         self.encrypt_io(counter, acc, InOut::InPlace(buf));
     }
 
+    #[cfg(test)]
     fn decrypt(&self, counter: u128, acc: &mut Block, buf: &mut [u8]) {
         self.decrypt_io(counter, acc, InOut::InPlace(buf));
     }

@@ -21,6 +21,7 @@ use crate::aead::phase::{Phase, add_len};
 use crate::aes::{BLOCK_SIZE, Block};
 use crate::ct;
 use crate::error::{Error, Result};
+use crate::inout::InOut;
 use core::borrow::Borrow;
 use core::fmt;
 use zeroize::Zeroize;
@@ -212,32 +213,26 @@ impl<K: Borrow<AesGcm>> AesGcmStream<K> {
 
     /// Encrypts the next piece of the message in place.
     pub fn encrypt(&mut self, buf: &mut [u8]) -> Result<()> {
-        self.data(true, buf)
+        self.data(true, InOut::InPlace(buf))
     }
 
     /// Encrypts the next piece of the message from `input` into `output`
     /// (same length).
     pub fn encrypt_to(&mut self, input: &[u8], output: &mut [u8]) -> Result<()> {
-        crate::aead::same_len(input, output)?;
-        self.phase.data(true)?;
-        output.copy_from_slice(input);
-        self.data(true, output)
+        self.data(true, crate::modes::separate(input, output)?)
     }
 
     /// Decrypts the next piece of the message in place. The plaintext is
     /// not authenticated until [`verify`](Self::verify) succeeds.
     pub fn decrypt(&mut self, buf: &mut [u8]) -> Result<()> {
-        self.data(false, buf)
+        self.data(false, InOut::InPlace(buf))
     }
 
     /// Decrypts the next piece of the message from `input` into `output`
     /// (same length). The plaintext is not authenticated until
     /// [`verify`](Self::verify) succeeds.
     pub fn decrypt_to(&mut self, input: &[u8], output: &mut [u8]) -> Result<()> {
-        crate::aead::same_len(input, output)?;
-        self.phase.data(false)?;
-        output.copy_from_slice(input);
-        self.data(false, output)
+        self.data(false, crate::modes::separate(input, output)?)
     }
 
     /// Ends an encrypted message (or one of associated data only) and
@@ -304,13 +299,15 @@ impl<K: Borrow<AesGcm>> AesGcmStream<K> {
         self.phase = Phase::Idle;
     }
 
-    /// Encrypts (`encrypt`) or decrypts `buf` in place as the next piece.
-    fn data(&mut self, encrypt: bool, buf: &mut [u8]) -> Result<()> {
+    /// Encrypts (`encrypt`) or decrypts `io` (in place, or its input into
+    /// its output) as the next piece: whole blocks in one pass on the
+    /// kernels, the partial blocks at either end through the output.
+    fn data(&mut self, encrypt: bool, io: InOut<'_>) -> Result<()> {
         let next = self.phase.data(encrypt)?;
-        if buf.is_empty() {
+        if io.is_empty() {
             return Ok(());
         }
-        self.text_len = add_len(self.text_len, buf.len(), MAX_PLAINTEXT_LEN, "plaintext")?;
+        self.text_len = add_len(self.text_len, io.len(), MAX_PLAINTEXT_LEN, "plaintext")?;
         let key = self.key.borrow();
         if self.phase == Phase::Aad {
             // The end of the associated data: its partial block, zero-padded.
@@ -319,13 +316,14 @@ impl<K: Borrow<AesGcm>> AesGcmStream<K> {
         }
         self.phase = next;
 
-        let mut rest = buf;
+        let mut rest = io;
         if self.pending_len != 0 {
             // Finish the partial block the last call began.
             let at = self.pending_len;
             let take = (BLOCK_SIZE - at).min(rest.len());
-            let (head, tail) = rest.split_at_mut(take);
+            let (head, tail) = rest.split_at(take);
             for ((b, k), p) in head
+                .into_in_place()
                 .iter_mut()
                 .zip(&self.keystream[at..])
                 .zip(&mut self.pending[at..])
@@ -347,15 +345,16 @@ impl<K: Borrow<AesGcm>> AesGcmStream<K> {
             self.pending_len = 0;
         }
         let whole = rest.len() - rest.len() % BLOCK_SIZE;
-        let (body, tail) = rest.split_at_mut(whole);
+        let (body, tail) = rest.split_at(whole);
         if !body.is_empty() {
             if encrypt {
-                key.encrypt(self.counter, &mut self.acc, body);
+                key.encrypt_io(self.counter, &mut self.acc, body);
             } else {
-                key.decrypt(self.counter, &mut self.acc, body);
+                key.decrypt_io(self.counter, &mut self.acc, body);
             }
             self.counter = inc32(self.counter, (whole / BLOCK_SIZE) as u32);
         }
+        let tail = tail.into_in_place();
         if !tail.is_empty() {
             self.keystream = key.encrypt_counter(self.counter);
             self.counter = inc32(self.counter, 1);
