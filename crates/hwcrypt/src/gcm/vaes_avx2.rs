@@ -140,15 +140,19 @@ impl Key {
         let bulk = io.len() / CHUNK * CHUNK;
         let (mut head, tail) = io.split_at(bulk);
         if !head.is_empty() {
+            let sep = matches!(head, InOut::Separate { .. });
             let (src, dst) = head.ptrs();
             // SAFETY: a `Key` exists only if the features were detected;
             // `src` and `dst` cover `bulk` bytes, a non-zero multiple of
             // `CHUNK`, equal or not overlapping (`InOut`).
             unsafe {
-                match self.narrow.rounds() {
-                    10 => seal::<10>(&self.w, counter, acc, src, dst, bulk),
-                    12 => seal::<12>(&self.w, counter, acc, src, dst, bulk),
-                    _ => seal::<14>(&self.w, counter, acc, src, dst, bulk),
+                match (self.narrow.rounds(), sep) {
+                    (10, false) => seal::<10, false>(&self.w, counter, acc, src, dst, bulk),
+                    (12, false) => seal::<12, false>(&self.w, counter, acc, src, dst, bulk),
+                    (_, false) => seal::<14, false>(&self.w, counter, acc, src, dst, bulk),
+                    (10, true) => seal::<10, true>(&self.w, counter, acc, src, dst, bulk),
+                    (12, true) => seal::<12, true>(&self.w, counter, acc, src, dst, bulk),
+                    (_, true) => seal::<14, true>(&self.w, counter, acc, src, dst, bulk),
                 }
             }
         }
@@ -165,13 +169,17 @@ impl Key {
         let bulk = io.len() / CHUNK * CHUNK;
         let (mut head, tail) = io.split_at(bulk);
         if !head.is_empty() {
+            let sep = matches!(head, InOut::Separate { .. });
             let (src, dst) = head.ptrs();
             // SAFETY: as in `encrypt`.
             unsafe {
-                match self.narrow.rounds() {
-                    10 => open::<10>(&self.w, counter, acc, src, dst, bulk),
-                    12 => open::<12>(&self.w, counter, acc, src, dst, bulk),
-                    _ => open::<14>(&self.w, counter, acc, src, dst, bulk),
+                match (self.narrow.rounds(), sep) {
+                    (10, false) => open::<10, false>(&self.w, counter, acc, src, dst, bulk),
+                    (12, false) => open::<12, false>(&self.w, counter, acc, src, dst, bulk),
+                    (_, false) => open::<14, false>(&self.w, counter, acc, src, dst, bulk),
+                    (10, true) => open::<10, true>(&self.w, counter, acc, src, dst, bulk),
+                    (12, true) => open::<12, true>(&self.w, counter, acc, src, dst, bulk),
+                    (_, true) => open::<14, true>(&self.w, counter, acc, src, dst, bulk),
                 }
             }
         }
@@ -480,7 +488,7 @@ fn store_acc(acc: &mut Block, y: __m128i) {
 /// bytes at `src` are readable and at `dst` writable (and readable), `dst`
 /// equal to `src` or not overlapping it.
 #[target_feature(enable = "avx2,vaes,vpclmulqdq,pclmulqdq,aes,ssse3")]
-unsafe fn seal<const R: usize>(
+unsafe fn seal<const R: usize, const SEP: bool>(
     w: &Wide,
     counter: u128,
     acc: &mut Block,
@@ -488,6 +496,9 @@ unsafe fn seal<const R: usize>(
     dst: *mut u8,
     len: usize,
 ) {
+    // In place (`!SEP`) the compiler sees one pointer, as before
+    // separate buffers existed: the same code for the common case.
+    let src = if SEP { src } else { dst.cast_const() };
     debug_assert!(len != 0 && len.is_multiple_of(CHUNK));
     let chunks = len / CHUNK;
     let mut y = load_acc(acc);
@@ -514,7 +525,7 @@ unsafe fn seal<const R: usize>(
 /// # Safety
 /// As [`seal`].
 #[target_feature(enable = "avx2,vaes,vpclmulqdq,pclmulqdq,aes,ssse3")]
-unsafe fn open<const R: usize>(
+unsafe fn open<const R: usize, const SEP: bool>(
     w: &Wide,
     counter: u128,
     acc: &mut Block,
@@ -522,6 +533,8 @@ unsafe fn open<const R: usize>(
     dst: *mut u8,
     len: usize,
 ) {
+    // As in `seal`.
+    let src = if SEP { src } else { dst.cast_const() };
     debug_assert!(len.is_multiple_of(CHUNK));
     let chunks = len / CHUNK;
     let mut y = load_acc(acc);

@@ -169,15 +169,19 @@ impl Key {
         let bulk = io.len() / CHUNK * CHUNK;
         let (mut head, tail) = io.split_at(bulk);
         if !head.is_empty() {
+            let sep = matches!(head, InOut::Separate { .. });
             let (src, dst) = head.ptrs();
             // SAFETY: a `Key` exists only if the features were detected;
             // `src` and `dst` cover `bulk` bytes, a non-zero multiple of
-            // `CHUNK`, equal or not overlapping (`InOut`).
+            // `CHUNK`, equal (in place) or not overlapping (`InOut`).
             unsafe {
-                match self.rounds() {
-                    10 => seal::<10, REGS>(&self.w, counter, acc, src, dst, bulk),
-                    12 => seal::<12, REGS>(&self.w, counter, acc, src, dst, bulk),
-                    _ => seal::<14, REGS>(&self.w, counter, acc, src, dst, bulk),
+                match (self.rounds(), sep) {
+                    (10, false) => seal::<10, REGS, false>(&self.w, counter, acc, src, dst, bulk),
+                    (12, false) => seal::<12, REGS, false>(&self.w, counter, acc, src, dst, bulk),
+                    (_, false) => seal::<14, REGS, false>(&self.w, counter, acc, src, dst, bulk),
+                    (10, true) => seal::<10, REGS, true>(&self.w, counter, acc, src, dst, bulk),
+                    (12, true) => seal::<12, REGS, true>(&self.w, counter, acc, src, dst, bulk),
+                    (_, true) => seal::<14, REGS, true>(&self.w, counter, acc, src, dst, bulk),
                 }
             }
         }
@@ -193,28 +197,61 @@ impl Key {
         let (mid, tail) = rest.split_at(half);
         let counter_mid = inc32(counter, (bulk / 16) as u32);
         type Kernel = unsafe fn(&Wide, u128, &mut Block, *const u8, *mut u8, usize);
-        let run = |f: Kernel, c, acc: &mut Block, mut io: InOut<'_>| {
+        // (in place, separate) forms of one kernel.
+        let run = |f: (Kernel, Kernel), c, acc: &mut Block, mut io: InOut<'_>| {
             if !io.is_empty() {
+                let f = if matches!(io, InOut::Separate { .. }) {
+                    f.1
+                } else {
+                    f.0
+                };
                 let (src, dst) = io.ptrs();
                 // SAFETY: a `Key` exists only if the features were detected;
                 // `head` is a multiple of 512 bytes (8 registers), `mid` of
                 // 256 (4 registers), as `f` requires; `src` and `dst` cover
-                // them, equal or not overlapping (`InOut`).
+                // them, equal (the in-place form) or not overlapping.
                 unsafe { f(&self.w, c, acc, src, dst, io.len()) };
             }
         };
         match self.rounds() {
             10 => {
-                run(open::<10, REGS>, counter, acc, head);
-                run(open::<10, { REGS / 2 }>, counter_mid, acc, mid);
+                run(
+                    (open::<10, REGS, false>, open::<10, REGS, true>),
+                    counter,
+                    acc,
+                    head,
+                );
+                let half: (Kernel, Kernel) = (
+                    open::<10, { REGS / 2 }, false>,
+                    open::<10, { REGS / 2 }, true>,
+                );
+                run(half, counter_mid, acc, mid);
             }
             12 => {
-                run(open::<12, REGS>, counter, acc, head);
-                run(open::<12, { REGS / 2 }>, counter_mid, acc, mid);
+                run(
+                    (open::<12, REGS, false>, open::<12, REGS, true>),
+                    counter,
+                    acc,
+                    head,
+                );
+                let half: (Kernel, Kernel) = (
+                    open::<12, { REGS / 2 }, false>,
+                    open::<12, { REGS / 2 }, true>,
+                );
+                run(half, counter_mid, acc, mid);
             }
             _ => {
-                run(open::<14, REGS>, counter, acc, head);
-                run(open::<14, { REGS / 2 }>, counter_mid, acc, mid);
+                run(
+                    (open::<14, REGS, false>, open::<14, REGS, true>),
+                    counter,
+                    acc,
+                    head,
+                );
+                let half: (Kernel, Kernel) = (
+                    open::<14, { REGS / 2 }, false>,
+                    open::<14, { REGS / 2 }, true>,
+                );
+                run(half, counter_mid, acc, mid);
             }
         }
         self.narrow
@@ -556,7 +593,7 @@ unsafe fn ghash(w: &Wide, acc: &mut Block, data: &[u8]) {
 /// bytes at `src` are readable and at `dst` writable (and readable), `dst`
 /// equal to `src` or not overlapping it.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,vaes,vpclmulqdq,pclmulqdq,aes,ssse3")]
-unsafe fn seal<const R: usize, const N: usize>(
+unsafe fn seal<const R: usize, const N: usize, const SEP: bool>(
     w: &Wide,
     counter: u128,
     acc: &mut Block,
@@ -564,6 +601,9 @@ unsafe fn seal<const R: usize, const N: usize>(
     dst: *mut u8,
     len: usize,
 ) {
+    // In place (`!SEP`) the compiler sees one pointer, as before
+    // separate buffers existed: the same code for the common case.
+    let src = if SEP { src } else { dst.cast_const() };
     let chunk = 64 * N;
     debug_assert!(len != 0 && len.is_multiple_of(chunk));
     let chunks = len / chunk;
@@ -592,7 +632,7 @@ unsafe fn seal<const R: usize, const N: usize>(
 /// # Safety
 /// As [`seal`].
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,vaes,vpclmulqdq,pclmulqdq,aes,ssse3")]
-unsafe fn open<const R: usize, const N: usize>(
+unsafe fn open<const R: usize, const N: usize, const SEP: bool>(
     w: &Wide,
     counter: u128,
     acc: &mut Block,
@@ -600,6 +640,9 @@ unsafe fn open<const R: usize, const N: usize>(
     dst: *mut u8,
     len: usize,
 ) {
+    // In place (`!SEP`) the compiler sees one pointer, as before
+    // separate buffers existed: the same code for the common case.
+    let src = if SEP { src } else { dst.cast_const() };
     let chunk = 64 * N;
     debug_assert!(len.is_multiple_of(chunk));
     let chunks = len / chunk;
