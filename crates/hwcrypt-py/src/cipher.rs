@@ -14,6 +14,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::sync::Mutex;
+use zeroize::Zeroize;
 
 const BLOCK: usize = 16;
 
@@ -85,9 +86,18 @@ fn stage(pending: &mut Vec<u8>, input: &[u8], out: &mut [u8]) -> bool {
     let used = out.len() - held;
     out[..held].copy_from_slice(pending);
     out[held..].copy_from_slice(&input[..used]);
-    pending.clear();
+    // Held-back plaintext is wiped, not just forgotten.
+    pending.zeroize();
     pending.extend_from_slice(&input[used..]);
     true
+}
+
+impl Drop for State {
+    fn drop(&mut self) {
+        if let Mode::Cbc(_, pending) | Mode::Ecb(_, pending) = &mut self.mode {
+            pending.zeroize();
+        }
+    }
 }
 
 impl State {
