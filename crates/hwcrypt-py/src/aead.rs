@@ -32,7 +32,21 @@ trait Sealer: Sync {
         output.copy_from_slice(input);
         self.seal(nonce, aad, output)
     }
-    /// `seal_to` reads the input in the same pass as it writes (no copy).
+    /// Verifies and decrypts `input` into `output` (same length); `output`
+    /// is zeroed on failure.
+    fn open_to(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        input: &[u8],
+        tag: &[u8],
+        output: &mut [u8],
+    ) -> hwcrypt::Result<()> {
+        output.copy_from_slice(input);
+        self.open(nonce, aad, output, tag)
+    }
+    /// `seal_to` / `open_to` read the input in the same pass as they write
+    /// (no copy).
     const ONE_PASS: bool = false;
     fn open(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> hwcrypt::Result<()>;
 }
@@ -66,6 +80,16 @@ impl Sealer for AesGcm {
         let mut out = [0u8; TAG];
         out.copy_from_slice(tag.as_bytes());
         Ok(out)
+    }
+    fn open_to(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        input: &[u8],
+        tag: &[u8],
+        output: &mut [u8],
+    ) -> hwcrypt::Result<()> {
+        self.open_detached_with(nonce, aad, input, tag, output)
     }
     const ONE_PASS: bool = true;
 }
@@ -173,6 +197,11 @@ fn decrypt<'py, S: Sealer>(
         return Err(invalid_tag(py));
     }
     let (body, tag) = data.split_at(data.len() - TAG);
+    if S::ONE_PASS {
+        return PyBytes::new_with(py, body.len(), |out| {
+            maybe_detach(py, body.len(), || key.open_to(nonce, aad, body, tag, out)).map_err(to_py)
+        });
+    }
     new_bytes(py, body, 0, |out| {
         maybe_detach(py, body.len(), || key.open(nonce, aad, out, tag)).map_err(to_py)
     })

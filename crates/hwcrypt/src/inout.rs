@@ -4,9 +4,11 @@
 //! Kernels in the per-ISA files take raw pointers from [`InOut::ptrs`]
 //! (one call, so that in place both pointers share one provenance); both
 //! cover exactly [`InOut::len`] bytes. In place they
-//! are equal, so a kernel must load a block before it stores that block (all
-//! block-wise kernels do), and must not read a block after it stored it.
-//! Separate buffers never overlap (the borrow checker guarantees it).
+//! are equal, so a kernel must load an input block before it stores that
+//! block (all block-wise kernels do), and must not read it as input after
+//! it stored over it (reading back output it wrote, as GCM's seal does to
+//! hash the ciphertext, is fine). Separate buffers never overlap (the
+//! borrow checker guarantees it).
 
 /// Input and output of one cipher call; see the module docs.
 #[derive(Debug)]

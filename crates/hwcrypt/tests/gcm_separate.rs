@@ -108,8 +108,14 @@ fn separate_buffers_equal_in_place_soft() {
             r.unwrap();
             assert!(out[o_at..o_at + len] == pt[..], "{backend} open {len}");
             assert!(guards_intact(&out, o_at, len));
+            assert!(
+                input[i_at..i_at + len] == want[..],
+                "{backend} open: input unchanged"
+            );
 
-            // Tampered: the output is zeroed, whatever was flipped.
+            // Tampered (a bit of the ciphertext, in the bulk, the 256-byte
+            // middle chunk or the tail, or of the tag): the output is
+            // zeroed, through both APIs.
             if len > 0 && len % 7 == 0 {
                 let mut bad = want.clone();
                 let bit = rng.random_range(0..len * 8);
@@ -118,8 +124,51 @@ fn separate_buffers_equal_in_place_soft() {
                 let r = k.open_detached_with(&iv, &aad, &bad, &tag, &mut out);
                 assert!(matches!(r, Err(Error::AuthenticationFailed)));
                 assert!(out.iter().all(|&b| b == 0), "{backend} tampered open {len}");
+                let mut bad_tag = tag.clone();
+                bad_tag[len % 16] ^= 0x80;
+                let mut out = vec![0x5a; len];
+                let r = if iv_len == 12 {
+                    k.open_detached(&iv, &aad, &want, &bad_tag, &mut out)
+                } else {
+                    k.open_detached_with(&iv, &aad, &want, &bad_tag, &mut out)
+                };
+                assert!(matches!(r, Err(Error::AuthenticationFailed)));
+                assert!(out.iter().all(|&b| b == 0), "{backend} bad tag {len}");
+                if iv_len == 12 {
+                    let mut out = vec![0x5a; len];
+                    let r = k.open_detached(&iv, &aad, &bad, &tag, &mut out);
+                    assert!(matches!(r, Err(Error::AuthenticationFailed)));
+                    assert!(
+                        out.iter().all(|&b| b == 0),
+                        "{backend} tampered Aead open {len}"
+                    );
+                }
             }
         }
+    }
+}
+
+#[test]
+fn a_key_bound_to_12_byte_tags_refuses_a_16_byte_tag_and_zeroes_the_output() {
+    for backend in runnable() {
+        let mut k = AesGcm::with_backend(&[7; 32], backend).unwrap();
+        k.set_tag_len(12).unwrap();
+        let pt = [3u8; 1000];
+        let mut ct = [0u8; 1000];
+        let tag = k
+            .seal_detached_with(&[1; 12], b"a", &pt, &mut ct, 12)
+            .unwrap();
+        assert_eq!(tag.len(), 12);
+        let mut out = [0x5a; 1000];
+        let long = [tag.as_bytes(), &[0; 4][..]].concat();
+        assert!(
+            k.open_detached_with(&[1; 12], b"a", &ct, &long, &mut out)
+                .is_err()
+        );
+        assert!(out.iter().all(|&b| b == 0));
+        k.open_detached_with(&[1; 12], b"a", &ct, tag.as_bytes(), &mut out)
+            .unwrap();
+        assert_eq!(out, pt);
     }
 }
 

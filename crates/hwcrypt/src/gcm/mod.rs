@@ -736,9 +736,34 @@ mod tests {
                         a == b && ya == yb,
                         "{backend} encrypt {below} below, {len} bytes"
                     );
+                    // The same between separate buffers.
+                    let mut c = vec![0x5a; len];
+                    let mut yc = [1; 16];
+                    k.encrypt_io(
+                        counter,
+                        &mut yc,
+                        InOut::Separate {
+                            input: &data,
+                            output: &mut c,
+                        },
+                    );
+                    assert!(
+                        c == b && yc == yb,
+                        "{backend} encrypt separate {below} below, {len}"
+                    );
+                    let mut d = vec![0x5a; len];
+                    k.decrypt_io(
+                        counter,
+                        &mut yc,
+                        InOut::Separate {
+                            input: &c,
+                            output: &mut d,
+                        },
+                    );
                     k.decrypt(counter, &mut ya, &mut a);
                     soft.decrypt(counter, &mut yb, &mut b);
                     assert!(a == data && b == data && ya == yb, "{backend} decrypt");
+                    assert!(d == data && yc == yb, "{backend} decrypt separate");
                 }
             }
         }

@@ -388,12 +388,18 @@ unsafe fn ghash_chunk(w: &Wide, y: __m128i, p: *const u8) -> __m128i {
 ///
 /// Safety contract of the expansion site: 256 bytes at `$g` and at `$src`
 /// are readable and 256 bytes at `$dst` writable; `$dst` is `$src` or does
-/// not overlap it, nor `$g` unless it is `$g`.
+/// not overlap it, and does not overlap `$g` unless `$g` is `$src` too
+/// (in-place decryption).
 macro_rules! stitched {
-    ($R:ident, $w:expr, $x:expr, $y:expr, $g:expr, $src:expr, $dst:expr) => {{
+    ($R:ident, $w:expr, $x:expr, $y:expr, $g:expr, $src:expr, $dst:expr, $once:expr) => {{
         let (w, g, src, p): (&Wide, *const u8, *const u8, *mut u8) = ($w, $g, $src, $dst);
         let mut x: [__m256i; REGS] = $x;
         let mut acc = WideAcc::zero();
+        // `$once` (decryption between separate buffers, `$g` = `$src`):
+        // each input register is read once, for the hash and the XOR, so
+        // the plaintext written is the decryption of exactly the
+        // ciphertext hashed, even if the caller's input changed meanwhile.
+        let mut held = [_mm256_setzero_si256(); REGS];
         middle_rounds!($R, r => {
             let mut k = wide(&w.rk[r]);
             if (2..=REGS + 1).contains(&r) {
@@ -407,7 +413,11 @@ macro_rules! stitched {
             if r <= REGS {
                 let j = r - 1;
                 // SAFETY: register `j < 8` at `g` (expansion site).
-                let mut h = bswap(unsafe { load_at(g, j) });
+                let raw = unsafe { load_at(g, j) };
+                if $once {
+                    held[j] = raw;
+                }
+                let mut h = bswap(raw);
                 if j == 0 {
                     h = _mm256_xor_si256(h, _mm256_zextsi128_si256($y));
                 }
@@ -420,7 +430,7 @@ macro_rules! stitched {
             // SAFETY: register `j < 8` at `src` and `p` (expansion site);
             // loaded before stored.
             unsafe {
-                let d = load_at(src, j);
+                let d = if $once { held[j] } else { load_at(src, j) };
                 store_at(p, j, _mm256_aesenclast_epi128(*b, _mm256_xor_si256(k, d)));
             }
         }
@@ -498,6 +508,7 @@ unsafe fn seal<const R: usize, const SEP: bool>(
 ) {
     // In place (`!SEP`) the compiler sees one pointer, as before
     // separate buffers existed: the same code for the common case.
+    debug_assert!(SEP != (src == dst.cast_const()), "SEP matches the buffers");
     let src = if SEP { src } else { dst.cast_const() };
     debug_assert!(len != 0 && len.is_multiple_of(CHUNK));
     let chunks = len / CHUNK;
@@ -511,7 +522,16 @@ unsafe fn seal<const R: usize, const SEP: bool>(
         // SAFETY: chunk `i` is in bounds of both.
         let (from, to) = unsafe { (src.add(CHUNK * i), dst.add(CHUNK * i)) };
         // Chunks `i - 1` (hashed, in `dst`) and `i` (encrypted) are in bounds.
-        stitched!(R, w, x, y, to.wrapping_sub(CHUNK).cast_const(), from, to);
+        stitched!(
+            R,
+            w,
+            x,
+            y,
+            to.wrapping_sub(CHUNK).cast_const(),
+            from,
+            to,
+            false
+        );
     }
     // SAFETY: the last chunk of `dst` is in bounds.
     y = unsafe { ghash_chunk(w, y, dst.add(CHUNK * (chunks - 1))) };
@@ -534,6 +554,7 @@ unsafe fn open<const R: usize, const SEP: bool>(
     len: usize,
 ) {
     // As in `seal`.
+    debug_assert!(SEP != (src == dst.cast_const()), "SEP matches the buffers");
     let src = if SEP { src } else { dst.cast_const() };
     debug_assert!(len.is_multiple_of(CHUNK));
     let chunks = len / CHUNK;
@@ -544,7 +565,7 @@ unsafe fn open<const R: usize, const SEP: bool>(
         // SAFETY: chunk `i` is in bounds of both.
         let (from, to) = unsafe { (src.add(CHUNK * i), dst.add(CHUNK * i)) };
         // Chunk `i` (hashed from `src`, decrypted into `dst`) is in bounds.
-        stitched!(R, w, x, y, from, from, to);
+        stitched!(R, w, x, y, from, from, to, SEP);
     }
     store_acc(acc, y);
 }

@@ -472,12 +472,18 @@ unsafe fn ghash_chunk<const N: usize>(w: &Wide, y: __m128i, p: *const u8) -> __m
 ///
 /// Safety contract of the expansion site: `64 * $N` bytes at `$g` and at
 /// `$src` are readable and `64 * $N` bytes at `$dst` writable; `$dst` is
-/// `$src` or does not overlap it, nor `$g` unless it is `$g`.
+/// `$src` or does not overlap it, and does not overlap `$g` unless `$g`
+/// is `$src` too (in-place decryption).
 macro_rules! stitched {
-    ($R:ident, $N:ident, $w:expr, $x:expr, $y:expr, $g:expr, $src:expr, $dst:expr) => {{
+    ($R:ident, $N:ident, $w:expr, $x:expr, $y:expr, $g:expr, $src:expr, $dst:expr, $once:expr) => {{
         let (w, g, src, p): (&Wide, *const u8, *const u8, *mut u8) = ($w, $g, $src, $dst);
         let mut x: [__m512i; $N] = $x;
         let mut acc = WideAcc::zero();
+        // `$once` (decryption between separate buffers, `$g` = `$src`):
+        // each input register is read once, for the hash and the XOR, so
+        // the plaintext written is the decryption of exactly the
+        // ciphertext hashed, even if the caller's input changed meanwhile.
+        let mut held = [_mm512_setzero_si512(); $N];
         middle_rounds!($R, r => {
             let mut k = wide(&w.rk[r]);
             if (2..=$N + 1).contains(&r) {
@@ -491,7 +497,11 @@ macro_rules! stitched {
             if r <= $N {
                 let j = r - 1;
                 // SAFETY: register `j < N` at `g` (expansion site).
-                let mut h = bswap(unsafe { load_at(g, j) });
+                let raw = unsafe { load_at(g, j) };
+                if $once {
+                    held[j] = raw;
+                }
+                let mut h = bswap(raw);
                 if j == 0 {
                     h = _mm512_xor_si512(h, lane0($y));
                 }
@@ -504,7 +514,7 @@ macro_rules! stitched {
             // SAFETY: register `j < N` at `src` and `p` (expansion site);
             // loaded before stored.
             unsafe {
-                let d = load_at(src, j);
+                let d = if $once { held[j] } else { load_at(src, j) };
                 store_at(p, j, _mm512_aesenclast_epi128(*b, _mm512_xor_si512(k, d)));
             }
         }
@@ -603,6 +613,7 @@ unsafe fn seal<const R: usize, const N: usize, const SEP: bool>(
 ) {
     // In place (`!SEP`) the compiler sees one pointer, as before
     // separate buffers existed: the same code for the common case.
+    debug_assert!(SEP != (src == dst.cast_const()), "SEP matches the buffers");
     let src = if SEP { src } else { dst.cast_const() };
     let chunk = 64 * N;
     debug_assert!(len != 0 && len.is_multiple_of(chunk));
@@ -617,7 +628,17 @@ unsafe fn seal<const R: usize, const N: usize, const SEP: bool>(
         // SAFETY: chunk `i` is in bounds of both.
         let (from, to) = unsafe { (src.add(chunk * i), dst.add(chunk * i)) };
         // Chunks `i - 1` (hashed, in `dst`) and `i` (encrypted) are in bounds.
-        stitched!(R, N, w, x, y, to.wrapping_sub(chunk).cast_const(), from, to);
+        stitched!(
+            R,
+            N,
+            w,
+            x,
+            y,
+            to.wrapping_sub(chunk).cast_const(),
+            from,
+            to,
+            false
+        );
     }
     // SAFETY: the last chunk of `dst` is in bounds.
     y = unsafe { ghash_chunk::<N>(w, y, dst.add(chunk * (chunks - 1))) };
@@ -642,6 +663,7 @@ unsafe fn open<const R: usize, const N: usize, const SEP: bool>(
 ) {
     // In place (`!SEP`) the compiler sees one pointer, as before
     // separate buffers existed: the same code for the common case.
+    debug_assert!(SEP != (src == dst.cast_const()), "SEP matches the buffers");
     let src = if SEP { src } else { dst.cast_const() };
     let chunk = 64 * N;
     debug_assert!(len.is_multiple_of(chunk));
@@ -653,7 +675,7 @@ unsafe fn open<const R: usize, const N: usize, const SEP: bool>(
         // SAFETY: chunk `i` is in bounds of both.
         let (from, to) = unsafe { (src.add(chunk * i), dst.add(chunk * i)) };
         // Chunk `i` (hashed from `src`, decrypted into `dst`) is in bounds.
-        stitched!(R, N, w, x, y, from, from, to);
+        stitched!(R, N, w, x, y, from, from, to, SEP);
     }
     store_acc(acc, y);
 }
