@@ -156,6 +156,11 @@ impl HybridRecipient {
             .map_err(|_| Error::key("malformed age1pq recipient"))?;
         Ok(HybridRecipient { key })
     }
+
+    /// The raw 1,216-byte X-Wing public key (ML-KEM-768, then X25519).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.key.to_bytes().to_vec()
+    }
 }
 
 impl FromStr for HybridRecipient {
@@ -168,7 +173,7 @@ impl FromStr for HybridRecipient {
 
 impl PartialEq for HybridRecipient {
     fn eq(&self, other: &HybridRecipient) -> bool {
-        self.key.to_bytes() == other.key.to_bytes()
+        self.to_bytes() == other.to_bytes()
     }
 }
 

@@ -131,13 +131,41 @@ fn maybe_detach<T: Send>(py: Python<'_>, len: usize, f: impl FnOnce() -> T + Sen
     if len >= DETACH_MIN { py.detach(f) } else { f() }
 }
 
-fn check_lengths(data: &[u8], aad: &[u8]) -> PyResult<()> {
-    if data.len() > MAX_LEN || aad.len() > MAX_LEN {
-        return Err(PyOverflowError::new_err(
-            "Data or associated data too long. Max 2**31 - 1 bytes",
-        ));
+/// The buffers of one call: nonce, data and (optional) associated data.
+struct Args<'py> {
+    nonce: Input<'py>,
+    data: Input<'py>,
+    aad: Option<Input<'py>>,
+}
+
+impl<'py> Args<'py> {
+    /// The arguments as buffers (`TypeError` for non-buffers).
+    fn new(
+        nonce: &Bound<'py, PyAny>,
+        data: &Bound<'py, PyAny>,
+        aad: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Args<'py>> {
+        Ok(Args {
+            nonce: Input::new("nonce", nonce)?,
+            data: Input::new("data", data)?,
+            aad: Input::optional("associated_data", aad)?,
+        })
     }
-    Ok(())
+
+    fn aad(&self) -> &[u8] {
+        self.aad.as_ref().map_or(&[][..], Input::as_slice)
+    }
+
+    /// `cryptography`'s checks, after every argument was converted (as it
+    /// does): the lengths, then the nonce.
+    fn check<S: Sealer>(&self, key: &S) -> PyResult<()> {
+        if self.data.as_slice().len() > MAX_LEN || self.aad().len() > MAX_LEN {
+            return Err(PyOverflowError::new_err(
+                "Data or associated data too long. Max 2**31 - 1 bytes",
+            ));
+        }
+        key.check_nonce(self.nonce.as_slice())
+    }
 }
 
 fn encrypt<'py, S: Sealer>(
@@ -147,16 +175,9 @@ fn encrypt<'py, S: Sealer>(
     data: &Bound<'py, PyAny>,
     aad: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let nonce = Input::new("nonce", nonce)?;
-    let data = Input::new("data", data)?;
-    let aad = Input::optional("associated_data", aad)?;
-    let (nonce, data, aad) = (
-        nonce.as_slice(),
-        data.as_slice(),
-        aad.as_ref().map_or(&[][..], Input::as_slice),
-    );
-    check_lengths(data, aad)?;
-    key.check_nonce(nonce)?;
+    let args = Args::new(nonce, data, aad)?;
+    args.check(key)?;
+    let (nonce, data, aad) = (args.nonce.as_slice(), args.data.as_slice(), args.aad());
     if S::ONE_PASS {
         // The result cleared (writes only) instead of a copy of the input
         // (reads and writes): the kernel reads the input itself.
@@ -183,16 +204,9 @@ fn decrypt<'py, S: Sealer>(
     data: &Bound<'py, PyAny>,
     aad: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let nonce = Input::new("nonce", nonce)?;
-    let data = Input::new("data", data)?;
-    let aad = Input::optional("associated_data", aad)?;
-    let (nonce, data, aad) = (
-        nonce.as_slice(),
-        data.as_slice(),
-        aad.as_ref().map_or(&[][..], Input::as_slice),
-    );
-    check_lengths(data, aad)?;
-    key.check_nonce(nonce)?;
+    let args = Args::new(nonce, data, aad)?;
+    args.check(key)?;
+    let (nonce, data, aad) = (args.nonce.as_slice(), args.data.as_slice(), args.aad());
     if data.len() < TAG {
         return Err(invalid_tag(py));
     }
@@ -215,32 +229,23 @@ fn encrypt_into<'py, S: Sealer>(
     aad: Option<&Bound<'py, PyAny>>,
     buf: &Bound<'py, PyAny>,
 ) -> PyResult<usize> {
-    let nonce = Input::new("nonce", nonce)?;
-    let data = Input::new("data", data)?;
-    let aad = Input::optional("associated_data", aad)?;
+    let args = Args::new(nonce, data, aad)?;
     let mut out = Output::new(buf)?;
-    let len = data.as_slice().len();
-    check_lengths(
-        data.as_slice(),
-        aad.as_ref().map_or(&[][..], Input::as_slice),
-    )?;
-    key.check_nonce(nonce.as_slice())?;
+    args.check(key)?;
+    let len = args.data.as_slice().len();
     if out.len() != len + TAG {
         return Err(PyValueError::new_err(format!(
             "buffer must be {} bytes",
             len + TAG
         )));
     }
-    out.with(
-        [Some(&nonce), Some(&data), aad.as_ref()],
-        |[nonce, input, aad], out| {
-            let (body, tag) = out.split_at_mut(len);
-            body.copy_from_slice(input);
-            let t = maybe_detach(py, len, || key.seal(nonce, aad, body)).map_err(to_py)?;
-            tag.copy_from_slice(&t);
-            Ok(len + TAG)
-        },
-    )
+    let inputs = [Some(&args.nonce), Some(&args.data), args.aad.as_ref()];
+    out.with(inputs, |[nonce, input, aad], out| {
+        let (body, tag) = out.split_at_mut(len);
+        let t = maybe_detach(py, len, || key.seal_to(nonce, aad, input, body)).map_err(to_py)?;
+        tag.copy_from_slice(&t);
+        Ok(len + TAG)
+    })
 }
 
 fn decrypt_into<'py, S: Sealer>(
@@ -251,16 +256,10 @@ fn decrypt_into<'py, S: Sealer>(
     aad: Option<&Bound<'py, PyAny>>,
     buf: &Bound<'py, PyAny>,
 ) -> PyResult<usize> {
-    let nonce = Input::new("nonce", nonce)?;
-    let data = Input::new("data", data)?;
-    let aad = Input::optional("associated_data", aad)?;
+    let args = Args::new(nonce, data, aad)?;
     let mut out = Output::new(buf)?;
-    check_lengths(
-        data.as_slice(),
-        aad.as_ref().map_or(&[][..], Input::as_slice),
-    )?;
-    key.check_nonce(nonce.as_slice())?;
-    let len = data.as_slice().len();
+    args.check(key)?;
+    let len = args.data.as_slice().len();
     if len < TAG {
         return Err(invalid_tag(py));
     }
@@ -270,16 +269,13 @@ fn decrypt_into<'py, S: Sealer>(
             len - TAG
         )));
     }
-    out.with(
-        [Some(&nonce), Some(&data), aad.as_ref()],
-        |[nonce, input, aad], out| {
-            let (body, tag) = input.split_at(len - TAG);
-            out.copy_from_slice(body);
-            // On failure `out` is zeroed by the library: no unverified plaintext.
-            maybe_detach(py, len, || key.open(nonce, aad, out, tag)).map_err(to_py)?;
-            Ok(len - TAG)
-        },
-    )
+    let inputs = [Some(&args.nonce), Some(&args.data), args.aad.as_ref()];
+    out.with(inputs, |[nonce, input, aad], out| {
+        let (body, tag) = input.split_at(len - TAG);
+        // On failure `out` is zeroed by the library: no unverified plaintext.
+        maybe_detach(py, len, || key.open_to(nonce, aad, body, tag, out)).map_err(to_py)?;
+        Ok(len - TAG)
+    })
 }
 
 fn random_key(py: Python<'_>, len: usize) -> PyResult<Bound<'_, PyBytes>> {

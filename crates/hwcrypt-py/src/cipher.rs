@@ -422,15 +422,31 @@ fn _context(
     })
 }
 
+/// A new `bytes` as long as `data`, written by `f(data, out)` (with the GIL
+/// released for long messages).
 fn detached_bytes<'py>(
     py: Python<'py>,
     data: &[u8],
-    len: usize,
     f: impl FnOnce(&[u8], &mut [u8]) -> hwcrypt::Result<()> + Send,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    PyBytes::new_with(py, len, |out| {
+    PyBytes::new_with(py, data.len(), |out| {
         run(py, data.len(), || f(data, out)).map_err(to_py)
     })
+}
+
+/// The key, IV and data of a one-shot CBC call, and the CBC context.
+fn cbc_parts<'py>(
+    key: &Bound<'py, PyAny>,
+    iv: &Bound<'py, PyAny>,
+    data: &Bound<'py, PyAny>,
+) -> PyResult<(Cbc<Aes>, Input<'py>)> {
+    let (key, iv, data) = (
+        Input::new("key", key)?,
+        Input::new("iv", iv)?,
+        Input::new("data", data)?,
+    );
+    let cbc = Cbc::new(Aes::new(key.as_slice()).map_err(to_py)?, iv.as_slice()).map_err(to_py)?;
+    Ok((cbc, data))
 }
 
 /// `aes_ctr(key, nonce, data)`: AES-CTR with a 16-byte initial counter
@@ -451,7 +467,7 @@ fn aes_ctr<'py>(
     let mut ctr =
         Ctr::new(Aes::new(key.as_slice()).map_err(to_py)?, nonce.as_slice()).map_err(to_py)?;
     let d = data.as_slice();
-    detached_bytes(py, d, d.len(), |i, o| ctr.apply_keystream_to(i, o))
+    detached_bytes(py, d, |i, o| ctr.apply_keystream_to(i, o))
 }
 
 /// `aes_cbc_encrypt(key, iv, data, padding=True)`: PKCS#7-padded (or, with
@@ -465,19 +481,13 @@ fn aes_cbc_encrypt<'py>(
     data: &Bound<'py, PyAny>,
     padding: bool,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let (key, iv, data) = (
-        Input::new("key", key)?,
-        Input::new("iv", iv)?,
-        Input::new("data", data)?,
-    );
-    let mut cbc =
-        Cbc::new(Aes::new(key.as_slice()).map_err(to_py)?, iv.as_slice()).map_err(to_py)?;
+    let (mut cbc, data) = cbc_parts(key, iv, data)?;
     let d = data.as_slice();
     if padding {
         let out = run(py, d.len(), || cbc.encrypt_padded(d));
         return Ok(PyBytes::new(py, &out));
     }
-    detached_bytes(py, d, d.len(), |i, o| cbc.encrypt_to(i, o))
+    detached_bytes(py, d, |i, o| cbc.encrypt_to(i, o))
 }
 
 /// `aes_cbc_decrypt(key, iv, data, padding=True)`: CBC decryption, then
@@ -491,19 +501,13 @@ fn aes_cbc_decrypt<'py>(
     data: &Bound<'py, PyAny>,
     padding: bool,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let (key, iv, data) = (
-        Input::new("key", key)?,
-        Input::new("iv", iv)?,
-        Input::new("data", data)?,
-    );
-    let mut cbc =
-        Cbc::new(Aes::new(key.as_slice()).map_err(to_py)?, iv.as_slice()).map_err(to_py)?;
+    let (mut cbc, data) = cbc_parts(key, iv, data)?;
     let d = data.as_slice();
     if padding {
         let out = run(py, d.len(), || cbc.decrypt_padded(d)).map_err(to_py)?;
         return Ok(PyBytes::new(py, &out));
     }
-    detached_bytes(py, d, d.len(), |i, o| cbc.decrypt_to(i, o))
+    detached_bytes(py, d, |i, o| cbc.decrypt_to(i, o))
 }
 
 /// `aes_ecb_encrypt(key, data)` / `aes_ecb_decrypt`: whole blocks.
@@ -516,7 +520,7 @@ fn aes_ecb_encrypt<'py>(
     let (key, data) = (Input::new("key", key)?, Input::new("data", data)?);
     let ecb = Ecb::new(Aes::new(key.as_slice()).map_err(to_py)?);
     let d = data.as_slice();
-    detached_bytes(py, d, d.len(), |i, o| ecb.encrypt_to(i, o))
+    detached_bytes(py, d, |i, o| ecb.encrypt_to(i, o))
 }
 
 /// See [`aes_ecb_encrypt`].
@@ -529,7 +533,7 @@ fn aes_ecb_decrypt<'py>(
     let (key, data) = (Input::new("key", key)?, Input::new("data", data)?);
     let ecb = Ecb::new(Aes::new(key.as_slice()).map_err(to_py)?);
     let d = data.as_slice();
-    detached_bytes(py, d, d.len(), |i, o| ecb.decrypt_to(i, o))
+    detached_bytes(py, d, |i, o| ecb.decrypt_to(i, o))
 }
 
 fn xts_parts<'py>(
@@ -557,7 +561,7 @@ fn aes_xts_encrypt<'py>(
     let (xts, tweak) = xts_parts(key, tweak)?;
     let data = Input::new("data", data)?;
     let d = data.as_slice();
-    detached_bytes(py, d, d.len(), |i, o| xts.encrypt_to(&tweak, i, o))
+    detached_bytes(py, d, |i, o| xts.encrypt_to(&tweak, i, o))
 }
 
 /// See [`aes_xts_encrypt`].
@@ -571,7 +575,7 @@ fn aes_xts_decrypt<'py>(
     let (xts, tweak) = xts_parts(key, tweak)?;
     let data = Input::new("data", data)?;
     let d = data.as_slice();
-    detached_bytes(py, d, d.len(), |i, o| xts.decrypt_to(&tweak, i, o))
+    detached_bytes(py, d, |i, o| xts.decrypt_to(&tweak, i, o))
 }
 
 /// `pkcs7_pad(data)` / `pkcs7_unpad(data)` (block size 16).
