@@ -101,8 +101,58 @@ fn json_shape() {
         .iter()
         .map(|k| k["algorithm"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["aes-128-gcm", "chacha20-poly1305"]);
+    assert_eq!(
+        names,
+        [
+            "aes-128-gcm",
+            "chacha20-poly1305",
+            "aes-128-gcm + seal 1350 B",
+            "chacha20-poly1305 + seal 1350 B"
+        ]
+    );
     assert!(keys.iter().all(|k| k["ns_per_key"].as_f64().unwrap() > 0.0));
+    assert_eq!(h["aad_len"], 13);
+}
+
+#[test]
+fn aead_open_rows_and_aad_length() {
+    let v = json(
+        &[
+            "aes-256-gcm-dec",
+            "chacha20-poly1305-dec",
+            "--aad",
+            "5",
+            "--sizes",
+            "1,1350",
+            "--no-key-setup",
+        ],
+        None,
+    );
+    assert_eq!(v["header"]["aad_len"], 5);
+    let cells: Vec<(String, u64)> = v["throughput"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            assert!(r["gbps"].as_f64().unwrap() > 0.0, "{r}");
+            (
+                r["algorithm"].as_str().unwrap().to_string(),
+                r["size"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            ("aes-256-gcm-dec".to_string(), 1),
+            ("aes-256-gcm-dec".to_string(), 1350),
+            ("chacha20-poly1305-dec".to_string(), 1),
+            ("chacha20-poly1305-dec".to_string(), 1350)
+        ]
+    );
+    let t = text(&tiny(&["aes-128-gcm", "--aad", "0", "--sizes", "64"], None));
+    assert!(t.contains("with 0 B AAD"), "{t}");
+    assert!(t.contains("aes-128-gcm + seal 1350 B"), "{t}");
 }
 
 #[test]
@@ -272,6 +322,8 @@ fn bad_values_are_one_line_errors() {
     one_line_error(&["--time", "fast"], "invalid time");
     one_line_error(&["--threads", "0"], "--threads");
     one_line_error(&["--reps", "many"], "--reps");
+    one_line_error(&["--aad=-1"], "invalid --aad '-1'");
+    one_line_error(&["--aad", "2000000"], "invalid --aad");
     one_line_error(&["--format", "xml"], "unknown format 'xml'");
     one_line_error(&["--backend", "bogus"], "unknown backend 'bogus'");
     one_line_error(&["aes-512-gcm"], "unknown algorithm 'aes-512-gcm'");

@@ -21,11 +21,16 @@ pub enum Mode {
     Cfb128,
     /// OFB, fresh IV per message.
     Ofb,
-    /// AES-GCM seal: fresh 12-byte nonce and 13 bytes of AAD per message, tag out.
+    /// AES-GCM seal: fresh 12-byte nonce and the AAD (13 bytes unless
+    /// `--aad` says otherwise) per message, tag out.
     Gcm,
+    /// AES-GCM open of a sealed message, in place (see `aead::open`).
+    GcmOpen,
     /// ChaCha20-Poly1305 seal, as [`Mode::Gcm`].
     ChaCha20Poly1305,
-    /// XChaCha20-Poly1305 seal: fresh 24-byte nonce, 13 bytes of AAD.
+    /// ChaCha20-Poly1305 open, as [`Mode::GcmOpen`].
+    ChaCha20Poly1305Open,
+    /// XChaCha20-Poly1305 seal: fresh 24-byte nonce, the AAD.
     XChaCha20Poly1305,
     /// AES-XTS encryption of one data unit (the message) per call, sector
     /// number as tweak, a new sector per message.
@@ -67,12 +72,27 @@ impl Cipher {
     /// The key whose setup this cipher's key-setup row measures.
     pub fn key_kind(&self) -> KeyKind {
         match self.mode {
-            Mode::Gcm => KeyKind::AesGcm(self.key_len),
-            Mode::ChaCha20Poly1305 => KeyKind::ChaCha20Poly1305,
+            Mode::Gcm | Mode::GcmOpen => KeyKind::AesGcm(self.key_len),
+            Mode::ChaCha20Poly1305 | Mode::ChaCha20Poly1305Open => KeyKind::ChaCha20Poly1305,
             Mode::XChaCha20Poly1305 => KeyKind::XChaCha20Poly1305,
             Mode::Xts => KeyKind::AesXts(self.key_len),
             _ => KeyKind::Aes(self.key_len),
         }
+    }
+
+    /// The "new key + seal one packet" row this cipher's key type has, if
+    /// any (AES-GCM and ChaCha20-Poly1305: the TLS/QUIC connection shape).
+    pub fn connection_kind(&self) -> Option<KeyKind> {
+        match self.key_kind() {
+            KeyKind::AesGcm(n) => Some(KeyKind::AesGcmSeal(n)),
+            KeyKind::ChaCha20Poly1305 => Some(KeyKind::ChaCha20Poly1305Seal),
+            _ => None,
+        }
+    }
+
+    /// Whether this is an AEAD (the AAD length applies to it).
+    pub fn is_aead(&self) -> bool {
+        self.algorithm != Algorithm::Aes && self.mode != Mode::Xts
     }
 }
 
@@ -89,6 +109,11 @@ pub enum KeyKind {
     XChaCha20Poly1305,
     /// An AES-XTS key pair, total length in bytes.
     AesXts(usize),
+    /// A new AES-GCM key, then one sealed message of
+    /// [`CONNECTION_LEN`](super::aead::CONNECTION_LEN) bytes.
+    AesGcmSeal(usize),
+    /// A new ChaCha20-Poly1305 key, then one sealed message, as [`KeyKind::AesGcmSeal`].
+    ChaCha20Poly1305Seal,
 }
 
 impl KeyKind {
@@ -105,14 +130,25 @@ impl KeyKind {
             KeyKind::XChaCha20Poly1305 => "xchacha20-poly1305",
             KeyKind::AesXts(32) => "aes-128-xts",
             KeyKind::AesXts(_) => "aes-256-xts",
+            KeyKind::AesGcmSeal(16) => "aes-128-gcm + seal 1350 B",
+            KeyKind::AesGcmSeal(24) => "aes-192-gcm + seal 1350 B",
+            KeyKind::AesGcmSeal(_) => "aes-256-gcm + seal 1350 B",
+            KeyKind::ChaCha20Poly1305Seal => "chacha20-poly1305 + seal 1350 B",
         }
+    }
+
+    /// Whether the row is a new key plus one sealed message (not key setup alone).
+    pub fn is_connection(self) -> bool {
+        matches!(self, KeyKind::AesGcmSeal(_) | KeyKind::ChaCha20Poly1305Seal)
     }
 
     /// Key length in bytes.
     pub fn key_len(self) -> usize {
         match self {
-            KeyKind::Aes(n) | KeyKind::AesGcm(n) | KeyKind::AesXts(n) => n,
-            KeyKind::ChaCha20Poly1305 | KeyKind::XChaCha20Poly1305 => 32,
+            KeyKind::Aes(n) | KeyKind::AesGcm(n) | KeyKind::AesXts(n) | KeyKind::AesGcmSeal(n) => n,
+            KeyKind::ChaCha20Poly1305
+            | KeyKind::XChaCha20Poly1305
+            | KeyKind::ChaCha20Poly1305Seal => 32,
         }
     }
 
@@ -120,8 +156,10 @@ impl KeyKind {
     pub fn algorithm(self) -> Algorithm {
         match self {
             KeyKind::Aes(_) => Algorithm::Aes,
-            KeyKind::AesGcm(_) => Algorithm::AesGcm,
-            KeyKind::ChaCha20Poly1305 | KeyKind::XChaCha20Poly1305 => Algorithm::ChaCha20Poly1305,
+            KeyKind::AesGcm(_) | KeyKind::AesGcmSeal(_) => Algorithm::AesGcm,
+            KeyKind::ChaCha20Poly1305
+            | KeyKind::XChaCha20Poly1305
+            | KeyKind::ChaCha20Poly1305Seal => Algorithm::ChaCha20Poly1305,
             KeyKind::AesXts(_) => Algorithm::AesXts,
         }
     }
@@ -129,9 +167,11 @@ impl KeyKind {
 
 const fn aes(name: &'static str, mode: Mode, key_len: usize) -> Cipher {
     let algorithm = match mode {
-        Mode::Gcm => Algorithm::AesGcm,
+        Mode::Gcm | Mode::GcmOpen => Algorithm::AesGcm,
         Mode::Xts => Algorithm::AesXts,
-        Mode::ChaCha20Poly1305 | Mode::XChaCha20Poly1305 => Algorithm::ChaCha20Poly1305,
+        Mode::ChaCha20Poly1305 | Mode::ChaCha20Poly1305Open | Mode::XChaCha20Poly1305 => {
+            Algorithm::ChaCha20Poly1305
+        }
         _ => Algorithm::Aes,
     };
     Cipher {
@@ -164,7 +204,10 @@ pub const CIPHERS: &[Cipher] = &[
     aes("aes-256-ofb", Mode::Ofb, 32),
     aes("aes-128-gcm", Mode::Gcm, 16),
     aes("aes-256-gcm", Mode::Gcm, 32),
+    aes("aes-128-gcm-dec", Mode::GcmOpen, 16),
+    aes("aes-256-gcm-dec", Mode::GcmOpen, 32),
     aes("chacha20-poly1305", Mode::ChaCha20Poly1305, 32),
+    aes("chacha20-poly1305-dec", Mode::ChaCha20Poly1305Open, 32),
     aes("xchacha20-poly1305", Mode::XChaCha20Poly1305, 32),
     aes("aes-128-xts", Mode::Xts, 32),
     aes("aes-256-xts", Mode::Xts, 64),
@@ -178,10 +221,20 @@ pub const FAMILIES: &[(&str, &str)] = &[
         "aes",
         "the AES block modes: ECB, CBC (both ways), CTR, CFB, OFB",
     ),
-    ("aes-gcm", "AES-128-GCM and AES-256-GCM"),
+    (
+        "aes-gcm",
+        "AES-128-GCM and AES-256-GCM, sealing and opening",
+    ),
     ("aes-xts", "AES-128-XTS and AES-256-XTS"),
-    ("chacha", "ChaCha20-Poly1305 and XChaCha20-Poly1305"),
+    (
+        "chacha",
+        "ChaCha20-Poly1305 (sealing and opening) and XChaCha20-Poly1305",
+    ),
     ("aead", "every AEAD: AES-GCM and both ChaCha20-Poly1305s"),
+    (
+        "aead-dec",
+        "the AEAD opening rows (aes-128-gcm-dec, ..., chacha20-poly1305-dec)",
+    ),
     (
         "aes-128, aes-192, aes-256",
         "every AES cipher with that key size",
@@ -200,7 +253,8 @@ fn family(name: &str) -> Option<Vec<Cipher>> {
     let v = match name {
         "all" => pick(&|_| true),
         "aes" => pick(&|c| c.algorithm == Algorithm::Aes),
-        "aes-gcm" => pick(&|c| c.mode == Mode::Gcm),
+        "aes-gcm" => pick(&|c| c.algorithm == Algorithm::AesGcm),
+        "aead-dec" => pick(&|c| matches!(c.mode, Mode::GcmOpen | Mode::ChaCha20Poly1305Open)),
         "aes-xts" => pick(&|c| c.mode == Mode::Xts),
         "chacha" | "chacha20" => pick(&|c| c.algorithm == Algorithm::ChaCha20Poly1305),
         "aead" => pick(&|c| matches!(c.algorithm, Algorithm::AesGcm | Algorithm::ChaCha20Poly1305)),
@@ -272,7 +326,16 @@ mod tests {
         assert_eq!(names(&[]).len(), CIPHERS.len());
         assert_eq!(names(&["AES-128-GCM"]), ["aes-128-gcm"]);
         assert_eq!(names(&["chacha20-poly1305"]), ["chacha20-poly1305"]);
-        assert_eq!(names(&["chacha"]).len(), 2);
+        assert_eq!(names(&["chacha"]).len(), 3);
+        assert_eq!(names(&["aes-gcm"]).len(), 4);
+        assert_eq!(
+            names(&["aead-dec"]),
+            [
+                "aes-128-gcm-dec",
+                "aes-256-gcm-dec",
+                "chacha20-poly1305-dec"
+            ]
+        );
         assert_eq!(
             names(&["aes-256-xts", "aes-128-xts"]),
             ["aes-128-xts", "aes-256-xts"]
@@ -290,10 +353,11 @@ mod tests {
                 "aes-256-cfb",
                 "aes-256-ofb",
                 "aes-256-gcm",
+                "aes-256-gcm-dec",
                 "aes-256-xts"
             ]
         );
-        assert_eq!(names(&["aes-128"]).len(), 8);
+        assert_eq!(names(&["aes-128"]).len(), 9);
         assert!(select(&["aes-512-gcm".into()]).is_err());
     }
 

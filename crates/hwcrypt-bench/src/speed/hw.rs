@@ -1,8 +1,9 @@
 //! hwcrypt's own workloads, one per cipher and backend.
 
+use super::aead::{self, SealOpen, nonce_of};
 use super::catalog::{Cipher, KeyKind, Mode};
+use super::iv_for;
 use super::measure::{Workload, bench_key, keys, messages};
-use super::{AAD, iv_for, nonce_for};
 use hwcrypt::Backend;
 use hwcrypt::aead::Aead;
 use hwcrypt::aes::Aes;
@@ -15,12 +16,56 @@ use std::hint::black_box;
 // a failure inside the loop is a bug in the harness.
 const SIZED: &str = "message size checked beforehand";
 
-/// The workload for `cipher` on `backend` with `len`-byte messages: the key
-/// is made once, a fresh IV / nonce / sector per message.
+/// An hwcrypt AEAD key on one backend, for the shared AEAD workloads.
+struct HwAead<A> {
+    key: A,
+    backend: Backend,
+    nonce_len: usize,
+    make: fn(&[u8], Backend) -> hwcrypt::Result<A>,
+}
+
+fn hw_aead<A>(
+    make: fn(&[u8], Backend) -> hwcrypt::Result<A>,
+    key: &[u8],
+    backend: Backend,
+    nonce_len: usize,
+) -> hwcrypt::Result<HwAead<A>> {
+    Ok(HwAead {
+        key: make(key, backend)?,
+        backend,
+        nonce_len,
+        make,
+    })
+}
+
+impl<A: Aead + Send + 'static> SealOpen for HwAead<A> {
+    fn seal(&mut self, n: u64, aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
+        let nonce = nonce_of(n, self.nonce_len);
+        self.key
+            .seal_in_place_detached(&nonce[..self.nonce_len], aad, buf)
+            .expect(SIZED)
+    }
+
+    fn open(&mut self, n: u64, aad: &[u8], buf: &mut [u8], tag: &[u8; 16]) -> bool {
+        let nonce = nonce_of(n, self.nonce_len);
+        self.key
+            .open_in_place_detached(&nonce[..self.nonce_len], aad, buf, tag)
+            .is_ok()
+    }
+
+    fn rekey(&mut self, key: &[u8]) {
+        self.key = (self.make)(key, self.backend).expect(SIZED);
+    }
+}
+
+/// The workload for `cipher` on `backend` with `len`-byte messages (AEADs
+/// with `aad`): the key is made once, a fresh IV / nonce / sector per
+/// message.
 pub fn workload(
     cipher: &Cipher,
     backend: Backend,
     len: usize,
+    aad: &[u8],
 ) -> hwcrypt::Result<Box<dyn Workload>> {
     let key = &bench_key()[..cipher.key_len];
     Ok(match cipher.mode {
@@ -74,37 +119,22 @@ pub fn workload(
                     .apply_keystream(buf)
             },
         ),
-        Mode::Gcm => messages(
-            AesGcm::with_backend(key, backend)?,
+        Mode::Gcm => aead::seal(hw_aead(AesGcm::with_backend, key, backend, 12)?, len, aad),
+        Mode::GcmOpen => aead::open(hw_aead(AesGcm::with_backend, key, backend, 12)?, len, aad),
+        Mode::ChaCha20Poly1305 => aead::seal(
+            hw_aead(ChaCha20Poly1305::with_backend, key, backend, 12)?,
             len,
-            0,
-            |k, buf, _, n| {
-                black_box(
-                    k.seal_in_place_detached(&nonce_for(n), &AAD, buf)
-                        .expect(SIZED),
-                );
-            },
+            aad,
         ),
-        Mode::ChaCha20Poly1305 => messages(
-            ChaCha20Poly1305::with_backend(key, backend)?,
+        Mode::ChaCha20Poly1305Open => aead::open(
+            hw_aead(ChaCha20Poly1305::with_backend, key, backend, 12)?,
             len,
-            0,
-            |k, buf, _, n| {
-                black_box(
-                    k.seal_in_place_detached(&nonce_for(n), &AAD, buf)
-                        .expect(SIZED),
-                );
-            },
+            aad,
         ),
-        Mode::XChaCha20Poly1305 => messages(
-            XChaCha20Poly1305::with_backend(key, backend)?,
+        Mode::XChaCha20Poly1305 => aead::seal(
+            hw_aead(XChaCha20Poly1305::with_backend, key, backend, 24)?,
             len,
-            0,
-            |k, buf, _, n| {
-                let mut nonce = [0x24u8; 24];
-                nonce[16..].copy_from_slice(&n.to_be_bytes());
-                black_box(k.seal_in_place_detached(&nonce, &AAD, buf).expect(SIZED));
-            },
+            aad,
         ),
         Mode::Xts => messages(Xts::with_backend(key, backend)?, len, 0, |x, buf, _, n| {
             x.encrypt_sector(n, buf).expect(SIZED)
@@ -113,8 +143,13 @@ pub fn workload(
 }
 
 /// The key-setup workload for `kind` on `backend`: a new key object from
-/// the bytes, then its drop (which wipes it).
-pub fn key_setup(kind: KeyKind, backend: Backend) -> hwcrypt::Result<Box<dyn Workload>> {
+/// the bytes, then its drop (which wipes it); for the connection kinds, one
+/// message sealed (with `aad`) in between.
+pub fn key_setup(
+    kind: KeyKind,
+    backend: Backend,
+    aad: &[u8],
+) -> hwcrypt::Result<Box<dyn Workload>> {
     let len = kind.key_len();
     let key = &bench_key()[..len];
     // Fail here, before timing, if the backend cannot build this key.
@@ -149,5 +184,13 @@ pub fn key_setup(kind: KeyKind, backend: Backend) -> hwcrypt::Result<Box<dyn Wor
                 black_box(Xts::with_backend(k, backend).expect(SIZED));
             })
         }
+        KeyKind::AesGcmSeal(_) => {
+            aead::connection(hw_aead(AesGcm::with_backend, key, backend, 12)?, len, aad)
+        }
+        KeyKind::ChaCha20Poly1305Seal => aead::connection(
+            hw_aead(ChaCha20Poly1305::with_backend, key, backend, 12)?,
+            len,
+            aad,
+        ),
     })
 }

@@ -7,9 +7,10 @@
 //!
 //! * every workload owns its key (made before timing) and one message
 //!   buffer, processed in place; a fresh IV / nonce / XTS sector number per
-//!   message; AEADs seal with 13 bytes of AAD and the tag goes through
+//!   message; AEADs seal (or open) with 13 bytes of AAD unless
+//!   [`Options::aad_len`] says otherwise, and the tag goes through
 //!   [`std::hint::black_box`], as does every buffer, so nothing is optimised
-//!   away;
+//!   away; every library's AEAD is driven by the same code ([`aead`]);
 //! * the implementations of one cell (cipher and size) are warmed up, then
 //!   timed in turns — repetition 1 of each, repetition 2 of each, ... — so a
 //!   change in the machine's state hits them all alike; the median of the
@@ -18,6 +19,7 @@
 //!   (on-CPU time under 90% of wall time) is timed by its on-CPU time;
 //! * cycles per byte use the core clock measured by [`measure::core_clock_hz`].
 
+mod aead;
 pub mod catalog;
 mod hw;
 pub mod measure;
@@ -34,22 +36,21 @@ use measure::{Prepared, Timing, Workload};
 use serde::Serialize;
 use std::time::Duration;
 
-/// Associated data sealed with every AEAD message: 13 bytes, as a TLS 1.2
-/// record header (what `openssl speed -aead` uses too).
-pub(crate) const AAD: [u8; 13] = [0xa5; 13];
+/// The default length of the associated data sealed with every AEAD
+/// message: 13 bytes, as a TLS 1.2 record header (what `openssl speed
+/// -aead` uses too). TLS 1.3 records have 5.
+pub const DEFAULT_AAD_LEN: usize = 13;
+
+/// The most associated data `--aad` takes.
+pub const MAX_AAD_LEN: usize = 1 << 20;
+
+pub use aead::CONNECTION_LEN;
 
 /// The IV of message `n` (CBC, CTR, CFB, OFB).
 pub(crate) fn iv_for(n: u64) -> [u8; 16] {
     let mut iv = [0x5a; 16];
     iv[..8].copy_from_slice(&n.to_be_bytes());
     iv
-}
-
-/// The 12-byte nonce of message `n` (AES-GCM, ChaCha20-Poly1305).
-pub(crate) fn nonce_for(n: u64) -> [u8; 12] {
-    let mut nonce = [0x3c; 12];
-    nonce[4..].copy_from_slice(&n.to_be_bytes());
-    nonce
 }
 
 /// The default message sizes, in bytes.
@@ -102,6 +103,8 @@ pub struct Options {
     pub peers: bool,
     /// Measure key setup (ns per key) too.
     pub key_setup: bool,
+    /// Bytes of associated data per AEAD message.
+    pub aad_len: usize,
 }
 
 impl Options {
@@ -124,6 +127,7 @@ impl Options {
             warm_up: Duration::from_millis(if quick { 5 } else { 40 }),
             peers: false,
             key_setup: true,
+            aad_len: DEFAULT_AAD_LEN,
         }
     }
 }
@@ -338,6 +342,8 @@ pub struct Header {
     pub warm_up_ms: f64,
     /// Message sizes.
     pub sizes: Vec<usize>,
+    /// Bytes of associated data per AEAD message.
+    pub aad_len: usize,
     /// `/proc/loadavg` at the start (1, 5, 15 minutes), where known.
     pub load_average: Option<[f64; 3]>,
     /// Peers measured.
@@ -403,6 +409,9 @@ pub fn validate(opts: &Options) -> Result<(), String> {
     }
     if opts.ciphers.is_empty() {
         return Err("no algorithms selected".into());
+    }
+    if opts.aad_len > MAX_AAD_LEN {
+        return Err(format!("--aad: at most {MAX_AAD_LEN} bytes"));
     }
     let features = cpu::features().map_err(|e| e.to_string())?;
     if let BackendChoice::Named(b) = opts.backends {
@@ -494,6 +503,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&Progress)) -> Result<Report
     let load = load_average();
     let clock = measure::core_clock_hz();
     let mut skipped = Vec::new();
+    let aad = vec![0xa5u8; opts.aad_len];
 
     // Throughput cells.
     let mut cells: Vec<(Cipher, usize, Cell)> = Vec::new();
@@ -530,20 +540,22 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&Progress)) -> Result<Report
             let mut impls: Vec<(Implementation, Factory)> = Vec::new();
             for &b in &backends {
                 let c = *cipher;
+                let aad = aad.clone();
                 impls.push((
                     Implementation::hwcrypt(b),
-                    Box::new(move || hw::workload(&c, b, size).map_err(|e| e.to_string())),
+                    Box::new(move || hw::workload(&c, b, size, &aad).map_err(|e| e.to_string())),
                 ));
             }
             #[cfg(feature = "peers")]
             if opts.peers {
                 for peer in peers::PEERS {
                     let c = *cipher;
-                    if peers::workload(peer.name, &c, size).is_some() {
+                    let aad = aad.clone();
+                    if peers::workload(peer.name, &c, size, &aad).is_some() {
                         impls.push((
                             peers::implementation(peer),
                             Box::new(move || {
-                                peers::workload(peer.name, &c, size)
+                                peers::workload(peer.name, &c, size, &aad)
                                     .unwrap_or_else(|| Err("not implemented".into()))
                             }),
                         ));
@@ -555,25 +567,37 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&Progress)) -> Result<Report
         }
     }
 
-    // Key-setup cells.
+    // Key-setup cells, then the "new key + seal" ones.
+    let connections: Vec<KeyKind> = key_kinds
+        .iter()
+        .filter_map(|k| {
+            opts.ciphers
+                .iter()
+                .find(|c| c.key_kind() == *k)
+                .and_then(|c| c.connection_kind())
+        })
+        .collect();
+    key_kinds.extend(connections);
     let mut key_cells: Vec<(KeyKind, Cell)> = Vec::new();
     if opts.key_setup {
         for kind in key_kinds {
             let mut impls: Vec<(Implementation, Factory)> = Vec::new();
             for b in backends_for(kind.algorithm(), opts.backends, features).unwrap_or_default() {
+                let aad = aad.clone();
                 impls.push((
                     Implementation::hwcrypt(b),
-                    Box::new(move || hw::key_setup(kind, b).map_err(|e| e.to_string())),
+                    Box::new(move || hw::key_setup(kind, b, &aad).map_err(|e| e.to_string())),
                 ));
             }
             #[cfg(feature = "peers")]
             if opts.peers {
                 for peer in peers::PEERS {
-                    if peers::key_setup(peer.name, kind).is_some() {
+                    let aad = aad.clone();
+                    if peers::key_setup(peer.name, kind, &aad).is_some() {
                         impls.push((
                             peers::implementation(peer),
                             Box::new(move || {
-                                peers::key_setup(peer.name, kind)
+                                peers::key_setup(peer.name, kind, &aad)
                                     .unwrap_or_else(|| Err("not implemented".into()))
                             }),
                         ));
@@ -581,7 +605,11 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&Progress)) -> Result<Report
                 }
             }
             if !impls.is_empty() {
-                let label = format!("{} key setup", kind.name());
+                let label = if kind.is_connection() {
+                    kind.name().to_string()
+                } else {
+                    format!("{} key setup", kind.name())
+                };
                 key_cells.push((kind, Cell { label, impls }));
             }
         }
@@ -695,12 +723,15 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&Progress)) -> Result<Report
         time_per_cell_ms: opts.timing.time.as_secs_f64() * 1e3,
         warm_up_ms: opts.warm_up.as_secs_f64() * 1e3,
         sizes: opts.sizes.clone(),
+        aad_len: opts.aad_len,
         load_average: load,
         peers: peer_info,
         notes: vec![
             "GB/s = 1e9 bytes per second (median of the repetitions); spread = (max - min) / median",
             "cycles use the measured core clock (not the TSC); with threads, cycles per byte per core",
-            "one message per call, in place, key made beforehand; fresh IV/nonce/sector per message; AEADs seal with 13 bytes of AAD",
+            "one message per call, in place, key made beforehand; fresh IV/nonce/sector per message; AEADs seal (-dec rows: open) with aad_len bytes of AAD",
+            "AEAD open rows (-dec): the ciphertext is copied into the buffer before each open, by every implementation alike",
+            "'+ seal 1350 B' rows: a new key from fresh bytes, then one 1350-byte message sealed with it (ns per key and message)",
             "XTS: the message is one data unit (the sector number is the tweak)",
             "implementations of a cell are timed in turns (interleaved), in one process",
         ],

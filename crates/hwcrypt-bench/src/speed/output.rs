@@ -143,7 +143,8 @@ fn write_header(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     writeln!(
         out,
         "Messages:     one per call, in place, key made beforehand, fresh IV/nonce per message; \
-         AEAD seal with 13 B AAD; XTS data unit = message"
+         AEAD seal (-dec: open) with {} B AAD; XTS data unit = message",
+        h.aad_len
     )
 }
 

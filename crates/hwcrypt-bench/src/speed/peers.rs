@@ -2,9 +2,10 @@
 //! way its API is meant to be used for one message at a time: key made
 //! once, the IV / nonce reset per message without a new key schedule.
 
+use super::aead::{self, SealOpen, nonce_of};
 use super::catalog::{Cipher, KeyKind, Mode};
 use super::measure::{Workload, bench_key, keys, messages};
-use super::{AAD, Implementation, PeerInfo, iv_for, nonce_for};
+use super::{Implementation, PeerInfo, iv_for};
 use std::hint::black_box;
 
 /// A peer library.
@@ -67,21 +68,33 @@ type Made = Result<Box<dyn Workload>, String>;
 
 const OK: &str = "valid sizes and keys";
 
-/// The workload of `peer` for `cipher` with `len`-byte messages; `None` if
-/// the peer does not implement the cipher.
-pub(crate) fn workload(peer: &str, cipher: &Cipher, len: usize) -> Option<Made> {
+/// The workload of `peer` for `cipher` with `len`-byte messages (AEADs with
+/// `aad`); `None` if the peer does not implement the cipher.
+pub(crate) fn workload(peer: &str, cipher: &Cipher, len: usize, aad: &[u8]) -> Option<Made> {
+    if let Some(made) = aead_workload(peer, cipher, len, aad) {
+        return Some(made);
+    }
     match peer {
         "openssl" => ossl::workload(cipher, len),
-        "ring" => ring_aead::workload(cipher, len),
         "aws-lc-rs" => awslc::workload(cipher, len),
-        "graviola" => grav::workload(cipher, len),
         "rustcrypto" => rc::workload(cipher, len),
         _ => None,
     }
 }
 
-/// The key-setup workload of `peer` for `kind`; `None` if not implemented.
-pub(crate) fn key_setup(peer: &str, kind: KeyKind) -> Option<Made> {
+/// The key-setup workload of `peer` for `kind` (the connection kinds seal
+/// with `aad`); `None` if not implemented.
+pub(crate) fn key_setup(peer: &str, kind: KeyKind, aad: &[u8]) -> Option<Made> {
+    let mode = match kind {
+        KeyKind::AesGcmSeal(_) => Some(Mode::Gcm),
+        KeyKind::ChaCha20Poly1305Seal => Some(Mode::ChaCha20Poly1305),
+        _ => None,
+    };
+    if let Some(mode) = mode {
+        let len = kind.key_len();
+        let key = &bench_key()[..len];
+        return Some(aead_key(peer, mode, key)?.map(|k| k.connection(len, aad)));
+    }
     match peer {
         "openssl" => ossl::key_setup(kind),
         "ring" => ring_aead::key_setup(kind),
@@ -90,6 +103,65 @@ pub(crate) fn key_setup(peer: &str, kind: KeyKind) -> Option<Made> {
         "rustcrypto" => rc::key_setup(kind),
         _ => None,
     }
+}
+
+/// A peer's AEAD key, boxed so that one of several types can be returned.
+pub(crate) struct PeerAead(Box<dyn SealOpen>);
+
+impl SealOpen for PeerAead {
+    fn seal(&mut self, n: u64, aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
+        self.0.seal(n, aad, buf)
+    }
+    fn open(&mut self, n: u64, aad: &[u8], buf: &mut [u8], tag: &[u8; 16]) -> bool {
+        self.0.open(n, aad, buf, tag)
+    }
+    fn rekey(&mut self, key: &[u8]) {
+        self.0.rekey(key);
+    }
+}
+
+impl PeerAead {
+    fn new(k: impl SealOpen) -> PeerAead {
+        PeerAead(Box::new(k))
+    }
+
+    fn connection(self, key_len: usize, aad: &[u8]) -> Box<dyn Workload> {
+        aead::connection(self, key_len, aad)
+    }
+}
+
+/// `peer`'s AEAD key for the seal mode `mode` (AES-GCM, ChaCha20-Poly1305,
+/// XChaCha20-Poly1305); `None` if the peer lacks it.
+fn aead_key(peer: &str, mode: Mode, key: &[u8]) -> Option<Result<PeerAead, String>> {
+    match peer {
+        "openssl" => ossl::aead(mode, key),
+        "ring" => ring_aead::aead(mode, key),
+        "aws-lc-rs" => awslc::aead(mode, key),
+        "graviola" => grav::aead(mode, key),
+        "rustcrypto" => rc::aead(mode, key),
+        _ => None,
+    }
+}
+
+fn aead_workload(peer: &str, c: &Cipher, len: usize, aad: &[u8]) -> Option<Made> {
+    let (mode, open) = match c.mode {
+        Mode::Gcm | Mode::ChaCha20Poly1305 | Mode::XChaCha20Poly1305 => (c.mode, false),
+        Mode::GcmOpen => (Mode::Gcm, true),
+        Mode::ChaCha20Poly1305Open => (Mode::ChaCha20Poly1305, true),
+        _ => return None,
+    };
+    let key = aead_key(peer, mode, &bench_key()[..c.key_len])?;
+    Some(key.map(|k| {
+        if open {
+            aead::open(k, len, aad)
+        } else {
+            aead::seal(k, len, aad)
+        }
+    }))
+}
+
+fn tag16(t: &[u8]) -> [u8; 16] {
+    t.try_into().expect(OK)
 }
 
 fn err(e: impl std::fmt::Display) -> String {
@@ -140,6 +212,46 @@ mod ossl {
         Ok(ctx)
     }
 
+    /// One EVP context for sealing and opening (re-initialised with a new
+    /// nonce per message, as long-lived OpenSSL users do).
+    struct Evp1(CipherCtx);
+
+    impl SealOpen for Evp1 {
+        fn seal(&mut self, n: u64, aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
+            let ctx = &mut self.0;
+            ctx.encrypt_init(None, None, Some(&nonce_of(n, 12)[..12]))
+                .expect(OK);
+            ctx.cipher_update(aad, None).expect(OK);
+            ctx.cipher_update_inplace(buf, buf.len()).expect(OK);
+            ctx.cipher_final(&mut [0u8; 16]).expect(OK);
+            let mut tag = [0u8; 16];
+            ctx.tag(&mut tag).expect(OK);
+            tag
+        }
+
+        fn open(&mut self, n: u64, aad: &[u8], buf: &mut [u8], tag: &[u8; 16]) -> bool {
+            let ctx = &mut self.0;
+            ctx.decrypt_init(None, None, Some(&nonce_of(n, 12)[..12]))
+                .expect(OK);
+            ctx.cipher_update(aad, None).expect(OK);
+            ctx.cipher_update_inplace(buf, buf.len()).expect(OK);
+            ctx.set_tag(tag).expect(OK);
+            ctx.cipher_final(&mut [0u8; 16]).is_ok()
+        }
+
+        fn rekey(&mut self, key: &[u8]) {
+            self.0.encrypt_init(None, Some(key), None).expect(OK);
+        }
+    }
+
+    pub(super) fn aead(mode: Mode, key: &[u8]) -> Option<Result<PeerAead, String>> {
+        let evp = match mode {
+            Mode::Gcm | Mode::ChaCha20Poly1305 => evp(mode, key.len())?,
+            _ => return None,
+        };
+        Some(ctx(evp, key, false).map(|c| PeerAead::new(Evp1(c))))
+    }
+
     pub(super) fn workload(c: &Cipher, len: usize) -> Option<Made> {
         let evp = evp(c.mode, c.key_len)?;
         let key = &bench_key()[..c.key_len];
@@ -153,16 +265,6 @@ mod ossl {
                 Mode::CbcDec => {
                     ctx.decrypt_init(None, None, Some(&iv_for(n))).expect(OK);
                     ctx.cipher_update_inplace(buf, len).expect(OK);
-                }
-                Mode::Gcm | Mode::ChaCha20Poly1305 => {
-                    ctx.encrypt_init(None, None, Some(&nonce_for(n))).expect(OK);
-                    ctx.cipher_update(&AAD, None).expect(OK);
-                    ctx.cipher_update_inplace(buf, len).expect(OK);
-                    let mut fin = [0u8; 16];
-                    ctx.cipher_final(&mut fin).expect(OK);
-                    let mut tag = [0u8; 16];
-                    ctx.tag(&mut tag).expect(OK);
-                    black_box(tag);
                 }
                 _ => {
                     ctx.encrypt_init(None, None, Some(&iv_for(n))).expect(OK);
@@ -179,7 +281,9 @@ mod ossl {
             KeyKind::AesGcm(n) => evp(Mode::Gcm, n)?,
             KeyKind::ChaCha20Poly1305 => evp(Mode::ChaCha20Poly1305, 32)?,
             KeyKind::AesXts(n) => evp(Mode::Xts, n)?,
-            KeyKind::XChaCha20Poly1305 => return None,
+            KeyKind::XChaCha20Poly1305 | KeyKind::AesGcmSeal(_) | KeyKind::ChaCha20Poly1305Seal => {
+                return None;
+            }
         };
         let len = kind.key_len();
         // The EVP context is reused: a new key on an existing context is what
@@ -196,7 +300,8 @@ mod ossl {
 mod ring_aead {
     use super::*;
     use ring::aead::{
-        AES_128_GCM, AES_256_GCM, Aad, Algorithm, CHACHA20_POLY1305, LessSafeKey, Nonce, UnboundKey,
+        AES_128_GCM, AES_256_GCM, Aad, Algorithm, CHACHA20_POLY1305, LessSafeKey, Nonce, Tag,
+        UnboundKey,
     };
 
     fn alg(mode: Mode, key_len: usize) -> Option<&'static Algorithm> {
@@ -208,18 +313,36 @@ mod ring_aead {
         }
     }
 
-    pub(super) fn workload(c: &Cipher, len: usize) -> Option<Made> {
-        let alg = alg(c.mode, c.key_len)?;
-        let key = UnboundKey::new(alg, &bench_key()[..c.key_len]).map_err(err);
-        Some(key.map(|k| {
-            messages(LessSafeKey::new(k), len, 0, |k, buf, _, n| {
-                let nonce = Nonce::assume_unique_for_key(nonce_for(n));
-                let _tag = black_box(
-                    k.seal_in_place_separate_tag(nonce, Aad::from(&AAD), buf)
-                        .expect(OK),
-                );
-            })
-        }))
+    struct Ring(LessSafeKey, &'static Algorithm);
+
+    impl SealOpen for Ring {
+        fn seal(&mut self, n: u64, aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
+            let nonce = Nonce::try_assume_unique_for_key(&nonce_of(n, 12)[..12]).expect(OK);
+            let tag = self
+                .0
+                .seal_in_place_separate_tag(nonce, Aad::from(aad), buf);
+            tag16(tag.expect(OK).as_ref())
+        }
+
+        fn open(&mut self, n: u64, aad: &[u8], buf: &mut [u8], tag: &[u8; 16]) -> bool {
+            let nonce = Nonce::try_assume_unique_for_key(&nonce_of(n, 12)[..12]).expect(OK);
+            self.0
+                .open_in_place_separate_tag(nonce, Aad::from(aad), Tag::from(*tag), buf, 0..)
+                .is_ok()
+        }
+
+        fn rekey(&mut self, key: &[u8]) {
+            self.0 = LessSafeKey::new(UnboundKey::new(self.1, key).expect(OK));
+        }
+    }
+
+    pub(super) fn aead(mode: Mode, key: &[u8]) -> Option<Result<PeerAead, String>> {
+        let alg = alg(mode, key.len())?;
+        Some(
+            UnboundKey::new(alg, key)
+                .map(|k| PeerAead::new(Ring(LessSafeKey::new(k), alg)))
+                .map_err(err),
+        )
     }
 
     pub(super) fn key_setup(kind: KeyKind) -> Option<Made> {
@@ -238,48 +361,63 @@ mod grav {
     use super::*;
     use graviola::aead::{AesGcm, ChaCha20Poly1305, XChaCha20Poly1305};
 
-    fn nonce24(n: u64) -> [u8; 24] {
-        let mut a = [0x24; 24];
-        a[16..].copy_from_slice(&n.to_be_bytes());
-        a
-    }
-
     fn key32(key: &[u8]) -> [u8; 32] {
         key.try_into().expect(OK)
     }
 
-    pub(super) fn workload(c: &Cipher, len: usize) -> Option<Made> {
+    /// graviola's three AEADs behind one `SealOpen`. Not boxed: a box would
+    /// add an allocation to every new key of the connection rows.
+    #[allow(clippy::large_enum_variant)]
+    enum Grav {
+        Gcm(AesGcm),
+        ChaCha(ChaCha20Poly1305),
+        XChaCha(XChaCha20Poly1305),
+    }
+
+    impl SealOpen for Grav {
+        fn seal(&mut self, n: u64, aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
+            let mut tag = [0u8; 16];
+            let nonce = nonce_of(n, 24);
+            let n12: &[u8; 12] = nonce[..12].try_into().expect(OK);
+            match self {
+                Grav::Gcm(k) => k.encrypt(n12, aad, buf, &mut tag),
+                Grav::ChaCha(k) => k.encrypt(n12, aad, buf, &mut tag),
+                Grav::XChaCha(k) => k.encrypt(&nonce, aad, buf, &mut tag),
+            }
+            tag
+        }
+
+        fn open(&mut self, n: u64, aad: &[u8], buf: &mut [u8], tag: &[u8; 16]) -> bool {
+            let nonce = nonce_of(n, 24);
+            let n12: &[u8; 12] = nonce[..12].try_into().expect(OK);
+            match self {
+                Grav::Gcm(k) => k.decrypt(n12, aad, buf, tag).is_ok(),
+                Grav::ChaCha(k) => k.decrypt(n12, aad, buf, tag).is_ok(),
+                Grav::XChaCha(k) => k.decrypt(&nonce, aad, buf, tag).is_ok(),
+            }
+        }
+
+        fn rekey(&mut self, key: &[u8]) {
+            *self = match self {
+                Grav::Gcm(_) => Grav::Gcm(AesGcm::new(key)),
+                Grav::ChaCha(_) => Grav::ChaCha(ChaCha20Poly1305::new(key32(key))),
+                Grav::XChaCha(_) => Grav::XChaCha(XChaCha20Poly1305::new(key32(key))),
+            };
+        }
+    }
+
+    pub(super) fn aead(mode: Mode, key: &[u8]) -> Option<Result<PeerAead, String>> {
         // Where its assembly cannot run, graviola has no rows.
         if !graviola::util::is_cpu_supported() {
             return None;
         }
-        let key = &bench_key()[..c.key_len];
-        let made = match (c.mode, c.key_len) {
-            (Mode::Gcm, 16 | 32) => messages(AesGcm::new(key), len, 0, |k, buf, _, n| {
-                let mut tag = [0u8; 16];
-                k.encrypt(&nonce_for(n), &AAD, buf, &mut tag);
-                black_box(tag);
-            }),
-            (Mode::ChaCha20Poly1305, _) => {
-                messages(ChaCha20Poly1305::new(key32(key)), len, 0, |k, buf, _, n| {
-                    let mut tag = [0u8; 16];
-                    k.encrypt(&nonce_for(n), &AAD, buf, &mut tag);
-                    black_box(tag);
-                })
-            }
-            (Mode::XChaCha20Poly1305, _) => messages(
-                XChaCha20Poly1305::new(key32(key)),
-                len,
-                0,
-                |k, buf, _, n| {
-                    let mut tag = [0u8; 16];
-                    k.encrypt(&nonce24(n), &AAD, buf, &mut tag);
-                    black_box(tag);
-                },
-            ),
+        let k = match (mode, key.len()) {
+            (Mode::Gcm, 16 | 32) => Grav::Gcm(AesGcm::new(key)),
+            (Mode::ChaCha20Poly1305, _) => Grav::ChaCha(ChaCha20Poly1305::new(key32(key))),
+            (Mode::XChaCha20Poly1305, _) => Grav::XChaCha(XChaCha20Poly1305::new(key32(key))),
             _ => return None,
         };
-        Some(Ok(made))
+        Some(Ok(PeerAead::new(k)))
     }
 
     pub(super) fn key_setup(kind: KeyKind) -> Option<Made> {
@@ -313,7 +451,7 @@ mod awslc {
     };
     use aws_lc_rs::iv::FixedLength;
 
-    fn aead(mode: Mode, key_len: usize) -> Option<&'static Algorithm> {
+    fn aead_alg(mode: Mode, key_len: usize) -> Option<&'static Algorithm> {
         match (mode, key_len) {
             (Mode::Gcm, 16) => Some(&AES_128_GCM),
             (Mode::Gcm, 32) => Some(&AES_256_GCM),
@@ -348,20 +486,40 @@ mod awslc {
         Some(k.map_err(err))
     }
 
+    struct AwsLc(LessSafeKey, &'static Algorithm);
+
+    impl SealOpen for AwsLc {
+        fn seal(&mut self, n: u64, aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
+            let nonce = Nonce::try_assume_unique_for_key(&nonce_of(n, 12)[..12]).expect(OK);
+            let tag = self
+                .0
+                .seal_in_place_separate_tag(nonce, Aad::from(aad), buf);
+            tag16(tag.expect(OK).as_ref())
+        }
+
+        fn open(&mut self, n: u64, aad: &[u8], buf: &mut [u8], tag: &[u8; 16]) -> bool {
+            let nonce = Nonce::try_assume_unique_for_key(&nonce_of(n, 12)[..12]).expect(OK);
+            self.0
+                .open_in_place_separate_tag(nonce, Aad::from(aad), tag, buf)
+                .is_ok()
+        }
+
+        fn rekey(&mut self, key: &[u8]) {
+            self.0 = LessSafeKey::new(UnboundKey::new(self.1, key).expect(OK));
+        }
+    }
+
+    pub(super) fn aead(mode: Mode, key: &[u8]) -> Option<Result<PeerAead, String>> {
+        let alg = aead_alg(mode, key.len())?;
+        Some(
+            UnboundKey::new(alg, key)
+                .map(|k| PeerAead::new(AwsLc(LessSafeKey::new(k), alg)))
+                .map_err(err),
+        )
+    }
+
     pub(super) fn workload(c: &Cipher, len: usize) -> Option<Made> {
         let key = &bench_key()[..c.key_len];
-        if let Some(alg) = aead(c.mode, c.key_len) {
-            let k = UnboundKey::new(alg, key).map_err(err);
-            return Some(k.map(|k| {
-                messages(LessSafeKey::new(k), len, 0, |k, buf, _, n| {
-                    let nonce = Nonce::assume_unique_for_key(nonce_for(n));
-                    let _tag = black_box(
-                        k.seal_in_place_separate_tag(nonce, Aad::from(&AAD), buf)
-                            .expect(OK),
-                    );
-                })
-            }));
-        }
         let mode = c.mode;
         let k = encrypting_key(mode, key)?;
         Some(k.map(|k| {
@@ -385,7 +543,7 @@ mod awslc {
                 } else {
                     Mode::Gcm
                 };
-                let alg = aead(mode, len)?;
+                let alg = aead_alg(mode, len)?;
                 Some(Ok(keys(len, move |k| {
                     black_box(LessSafeKey::new(UnboundKey::new(alg, k).expect(OK)));
                 })))
@@ -525,30 +683,48 @@ mod rc {
         Some(made)
     }
 
-    fn aead<A>(key: &[u8], len: usize, nonce: fn(u64) -> Array<u8, A::NonceSize>) -> Made
-    where
-        A: AeadInOut + KeyInit + Send + 'static,
-    {
-        let k = A::new_from_slice(key).map_err(err)?;
-        Ok(messages(k, len, 0, move |k, buf, _, n| {
-            black_box(
-                k.encrypt_inout_detached(&nonce(n), &AAD, buf.into())
-                    .expect(OK),
-            );
-        }))
-    }
+    /// A RustCrypto AEAD (`aes-gcm`, `chacha20poly1305`).
+    struct Rc<A>(A);
 
-    fn nonce12<N: aes::cipher::array::ArraySize>(n: u64) -> Array<u8, N> {
-        let mut a = Array::<u8, N>::default();
-        a[..12].copy_from_slice(&nonce_for(n));
+    fn nonce<A: AeadInOut>(n: u64) -> Array<u8, A::NonceSize> {
+        let mut a = Array::<u8, A::NonceSize>::default();
+        let len = a.len();
+        a.copy_from_slice(&nonce_of(n, len)[..len]);
         a
     }
 
-    fn nonce24<N: aes::cipher::array::ArraySize>(n: u64) -> Array<u8, N> {
-        let mut a = Array::<u8, N>::default();
-        a[..16].fill(0x24);
-        a[16..24].copy_from_slice(&n.to_be_bytes());
-        a
+    impl<A: AeadInOut + KeyInit + Send + 'static> SealOpen for Rc<A> {
+        fn seal(&mut self, n: u64, aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
+            let tag = self
+                .0
+                .encrypt_inout_detached(&nonce::<A>(n), aad, buf.into());
+            tag16(&tag.expect(OK))
+        }
+
+        fn open(&mut self, n: u64, aad: &[u8], buf: &mut [u8], tag: &[u8; 16]) -> bool {
+            let tag = Array::try_from(&tag[..]).expect(OK);
+            self.0
+                .decrypt_inout_detached(&nonce::<A>(n), aad, buf.into(), &tag)
+                .is_ok()
+        }
+
+        fn rekey(&mut self, key: &[u8]) {
+            self.0 = A::new_from_slice(key).expect(OK);
+        }
+    }
+
+    fn rc<A: AeadInOut + KeyInit + Send + 'static>(key: &[u8]) -> Result<PeerAead, String> {
+        Ok(PeerAead::new(Rc(A::new_from_slice(key).map_err(err)?)))
+    }
+
+    pub(super) fn aead(mode: Mode, key: &[u8]) -> Option<Result<PeerAead, String>> {
+        Some(match (mode, key.len()) {
+            (Mode::Gcm, 16) => rc::<Aes128Gcm>(key),
+            (Mode::Gcm, 32) => rc::<Aes256Gcm>(key),
+            (Mode::ChaCha20Poly1305, _) => rc::<ChaCha20Poly1305>(key),
+            (Mode::XChaCha20Poly1305, _) => rc::<XChaCha20Poly1305>(key),
+            _ => return None,
+        })
     }
 
     pub(super) fn workload(c: &Cipher, len: usize) -> Option<Made> {
@@ -558,17 +734,10 @@ mod rc {
         } else {
             c.key_len
         };
-        match c.mode {
-            Mode::Gcm if c.key_len == 16 => Some(aead::<Aes128Gcm>(key, len, nonce12)),
-            Mode::Gcm if c.key_len == 32 => Some(aead::<Aes256Gcm>(key, len, nonce12)),
-            Mode::Gcm => None,
-            Mode::ChaCha20Poly1305 => Some(aead::<ChaCha20Poly1305>(key, len, nonce12)),
-            Mode::XChaCha20Poly1305 => Some(aead::<XChaCha20Poly1305>(key, len, nonce24)),
-            m => match aes_len {
-                16 => modes::<Aes128>(m, key, len),
-                24 => modes::<Aes192>(m, key, len),
-                _ => modes::<Aes256>(m, key, len),
-            },
+        match aes_len {
+            16 => modes::<Aes128>(c.mode, key, len),
+            24 => modes::<Aes192>(c.mode, key, len),
+            _ => modes::<Aes256>(c.mode, key, len),
         }
     }
 
@@ -608,6 +777,7 @@ mod rc {
             KeyKind::XChaCha20Poly1305 => build::<XChaCha20Poly1305>(len),
             KeyKind::AesXts(32) => build_xts::<Aes128>(len),
             KeyKind::AesXts(_) => build_xts::<Aes256>(len),
+            KeyKind::AesGcmSeal(_) | KeyKind::ChaCha20Poly1305Seal => return None,
         })
     }
 }

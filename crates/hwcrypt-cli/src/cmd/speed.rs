@@ -51,6 +51,10 @@ pub struct Args {
     /// A run of a few seconds: fewer sizes, shorter cells.
     #[arg(long)]
     quick: bool,
+    /// Bytes of associated data per AEAD message [default: 13, a TLS 1.2
+    /// record header; TLS 1.3 has 5].
+    #[arg(long, value_name = "BYTES")]
+    aad: Option<String>,
     /// Leave out the key-setup rows.
     #[arg(long)]
     no_key_setup: bool,
@@ -85,6 +89,18 @@ fn options(args: &Args) -> Result<Options, CliError> {
     opts.timing.threads = speed::parse_count("--threads", &args.threads, 256).map_err(usage)?;
     opts.peers = args.peers;
     opts.key_setup = !args.no_key_setup;
+    if let Some(a) = &args.aad {
+        opts.aad_len = a
+            .parse::<usize>()
+            .ok()
+            .filter(|n| *n <= speed::MAX_AAD_LEN)
+            .ok_or_else(|| {
+                usage(format!(
+                    "invalid --aad '{a}' (bytes of associated data, 0 to {})",
+                    speed::MAX_AAD_LEN
+                ))
+            })?;
+    }
     speed::validate(&opts).map_err(usage)?;
     Ok(opts)
 }

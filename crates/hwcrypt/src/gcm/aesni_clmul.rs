@@ -26,6 +26,7 @@
 
 use crate::aes::{Block, aesni};
 use crate::cpu::{self, Features};
+use crate::inout::InOut;
 use crate::registry::GCM_AESNI_FEATURES;
 use crate::secret::{Schedule, SecretBox};
 use core::arch::x86_64::*;
@@ -689,4 +690,206 @@ unsafe fn open_stitched<const R: usize>(t: &Table, c: &mut __m128i, y: &mut __m1
             store_at(p, j, _mm_aesenclast_si128(*b, _mm_xor_si128(k, d)));
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// Short messages in one pass.
+
+/// The longest message [`Key::short`] takes: eight blocks.
+pub(super) const SHORT_MAX: usize = 16 * BATCH;
+/// The longest associated data [`Key::short`] takes: four blocks.
+pub(super) const SHORT_AAD_MAX: usize = 64;
+
+/// `0xff` then `0x00`, 16 of each: the 16 bytes at `16 - n` keep the first
+/// `n` bytes of a block (`n` is a public length).
+const KEEP: [u8; 32] = {
+    let mut m = [0u8; 32];
+    let mut i = 0;
+    while i < 16 {
+        m[i] = 0xff;
+        i += 1;
+    }
+    m
+};
+
+/// The first `n` (`1..=16`) bytes of a block kept, the rest zeroed.
+#[inline]
+#[target_feature(enable = "sse2")]
+fn keep(x: __m128i, n: usize) -> __m128i {
+    debug_assert!((1..=16).contains(&n));
+    // SAFETY: `16 - n .. 32 - n` lies within the 32 bytes of `KEEP`.
+    _mm_and_si128(x, unsafe {
+        _mm_loadu_si128(KEEP.as_ptr().add(16 - n).cast())
+    })
+}
+
+/// Block `i` of the `len` bytes at `p`, zero-padded when it is the partial
+/// last one.
+///
+/// # Safety
+/// `len` bytes at `p` are readable and block `i` starts before `len`.
+#[inline]
+#[target_feature(enable = "sse2")]
+unsafe fn load_block(p: *const u8, len: usize, i: usize) -> __m128i {
+    let n = len - 16 * i;
+    if n >= 16 {
+        // SAFETY: the whole block is in bounds (caller).
+        unsafe { load_at(p, i) }
+    } else {
+        let mut b = [0u8; 16];
+        // SAFETY: `n` bytes from block `i` are in bounds (caller).
+        unsafe { core::ptr::copy_nonoverlapping(p.add(16 * i), b.as_mut_ptr(), n) };
+        load(&b)
+    }
+}
+
+/// Stores the first `min(16, len - 16 i)` bytes of `x` as block `i` of the
+/// `len` bytes at `p`.
+///
+/// # Safety
+/// `len` bytes at `p` are writable and block `i` starts before `len`.
+#[inline]
+#[target_feature(enable = "sse2")]
+unsafe fn store_block(p: *mut u8, len: usize, i: usize, x: __m128i) {
+    let n = len - 16 * i;
+    if n >= 16 {
+        // SAFETY: the whole block is in bounds (caller).
+        unsafe { store_at(p, i, x) }
+    } else {
+        let mut b = [0u8; 16];
+        store(&mut b, x);
+        // SAFETY: `n` bytes from block `i` are in bounds (caller).
+        unsafe { core::ptr::copy_nonoverlapping(b.as_ptr(), p.add(16 * i), n) };
+    }
+}
+
+impl Key {
+    /// Seals (`DEC` false) or opens a message of at most [`SHORT_MAX`]
+    /// bytes under the 12-byte IV whose `J0` is `j0`, with at most
+    /// [`SHORT_AAD_MAX`] bytes of associated data, in one pass: `E(K, J0)`
+    /// goes through AES with the counter blocks, and the associated data,
+    /// the ciphertext and the lengths are hashed with one reduction (two
+    /// when they exceed eight blocks). Returns the full tag (on opening,
+    /// the expected one; the caller compares it and wipes the output).
+    pub(crate) fn short<const DEC: bool>(&self, j0: u128, aad: &[u8], mut io: InOut<'_>) -> Block {
+        let len = io.len();
+        assert!(
+            len <= SHORT_MAX && aad.len() <= SHORT_AAD_MAX,
+            "a short message"
+        );
+        let (src, dst) = io.ptrs();
+        type Kernel = unsafe fn(&Table, u128, &[u8], *const u8, *mut u8, usize) -> Block;
+        // Counter blocks, rounded up to 1, 2, 4 or 8.
+        let pick = |k: [Kernel; 4]| match len {
+            0..=16 => k[0],
+            17..=32 => k[1],
+            33..=64 => k[2],
+            _ => k[3],
+        };
+        let f = match self.rounds() {
+            10 => pick([
+                short::<10, 1, DEC>,
+                short::<10, 2, DEC>,
+                short::<10, 4, DEC>,
+                short::<10, 8, DEC>,
+            ]),
+            12 => pick([
+                short::<12, 1, DEC>,
+                short::<12, 2, DEC>,
+                short::<12, 4, DEC>,
+                short::<12, 8, DEC>,
+            ]),
+            _ => pick([
+                short::<14, 1, DEC>,
+                short::<14, 2, DEC>,
+                short::<14, 4, DEC>,
+                short::<14, 8, DEC>,
+            ]),
+        };
+        // SAFETY: a `Key` exists only if the features were detected; `len`
+        // bytes at `src` are readable and at `dst` writable, equal or not
+        // overlapping (`InOut`); `len <= 16 * N` for the `N` picked.
+        unsafe { f(&self.t, j0, aad, src, dst, len) }
+    }
+}
+
+/// See [`Key::short`]: `N` counter blocks (`len <= 16 * N`) and `J0`
+/// through AES together; every input block is read once, before any output
+/// is written (so `src` may equal `dst`), and on opening the ciphertext
+/// hashed is the one decrypted.
+///
+/// # Safety
+/// The CPU must support AES-NI, PCLMULQDQ and SSSE3; `len` bytes at `src`
+/// are readable and at `dst` writable, `dst` equal to `src` or not
+/// overlapping it; `len <= 16 * N`, `N <= 8`, `aad.len() <= SHORT_AAD_MAX`.
+#[target_feature(enable = "aes,pclmulqdq,ssse3")]
+unsafe fn short<const R: usize, const N: usize, const DEC: bool>(
+    t: &Table,
+    j0: u128,
+    aad: &[u8],
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+) -> Block {
+    let blocks = len.div_ceil(16);
+    // J0 and the counter blocks, whitened.
+    let k0 = rk(t, 0);
+    let mut c = lane(j0);
+    let mut mask = _mm_xor_si128(bswap(c), k0);
+    let mut x = [_mm_setzero_si128(); N];
+    for b in x.iter_mut() {
+        c = inc32(c);
+        *b = _mm_xor_si128(bswap(c), k0);
+    }
+    // The input, each block read once.
+    let mut d = [_mm_setzero_si128(); N];
+    for (i, b) in d.iter_mut().enumerate().take(blocks) {
+        // SAFETY: block `i < blocks` starts before `len` (caller).
+        *b = unsafe { load_block(src, len, i) };
+    }
+    // The GHASH operands: the associated data, the ciphertext (on opening
+    // the input, so their products overlap the AES rounds), the lengths.
+    let mut g = [_mm_setzero_si128(); SHORT_AAD_MAX / 16 + BATCH + 1];
+    let mut m = 0;
+    for i in 0..aad.len().div_ceil(16) {
+        // SAFETY: block `i` starts before `aad.len()`.
+        g[m] = bswap(unsafe { load_block(aad.as_ptr(), aad.len(), i) });
+        m += 1;
+    }
+    if DEC {
+        for b in d.iter().take(blocks) {
+            g[m] = bswap(*b);
+            m += 1;
+        }
+    }
+    middle_rounds!(R, r => {
+        let k = rk(t, r);
+        mask = _mm_aesenc_si128(mask, k);
+        for b in x.iter_mut() {
+            *b = _mm_aesenc_si128(*b, k);
+        }
+    });
+    let k = rk(t, R);
+    mask = _mm_aesenclast_si128(mask, k);
+    for (i, (b, data)) in x.iter().zip(&d).enumerate().take(blocks) {
+        let out = _mm_aesenclast_si128(*b, _mm_xor_si128(k, *data));
+        if !DEC {
+            // The ciphertext hashed: zero past the end of the message.
+            g[m] = bswap(keep(out, (len - 16 * i).min(16)));
+            m += 1;
+        }
+        // SAFETY: block `i < blocks` starts before `len` (caller).
+        unsafe { store_block(dst, len, i, out) };
+    }
+    let lengths = (u128::from(aad.len() as u64 * 8) << 64) | u128::from(len as u64 * 8);
+    g[m] = lane(lengths);
+    m += 1;
+    let mut y = _mm_setzero_si128();
+    if m > BATCH {
+        y = ghash_n(t, y, &g[..m - BATCH]);
+    }
+    y = ghash_n(t, y, &g[m.saturating_sub(BATCH)..m]);
+    let mut tag = [0u8; 16];
+    store(&mut tag, _mm_xor_si128(mask, bswap(y)));
+    tag
 }

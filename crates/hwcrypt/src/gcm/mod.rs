@@ -442,18 +442,52 @@ impl AesGcm {
         tag
     }
 
+    /// The AES-NI key of a hardware backend (the `vaes` keys keep one
+    /// alongside), for the one-pass kernels of short messages with a
+    /// 12-byte IV; `None` on `soft` or when the message is not short.
+    #[cfg(target_arch = "x86_64")]
+    fn short_key(&self, iv: &[u8], aad: &[u8], len: usize) -> Option<&aesni_clmul::Key> {
+        if iv.len() != NONCE_LEN
+            || len > aesni_clmul::SHORT_MAX
+            || aad.len() > aesni_clmul::SHORT_AAD_MAX
+        {
+            return None;
+        }
+        match &self.inner {
+            Inner::Soft(_) => None,
+            Inner::AesNi(k) => Some(k),
+            Inner::VaesAvx2(k) => Some(k.narrow()),
+            Inner::VaesAvx512(k) => Some(k.aesni()),
+        }
+    }
+
     /// Seals `io` (in place, or its input into its output) and returns the
     /// full tag.
     fn seal_full(&self, iv: &[u8], aad: &[u8], io: InOut<'_>) -> Result<Block> {
+        AesGcm::check_lengths(iv.len(), aad.len(), io.len())?;
+        Ok(self.crypt::<false>(iv, aad, io))
+    }
+
+    /// CTR over `io` (`DEC`: the input is the ciphertext) and the full tag
+    /// (`E(K, J0)` XOR the GHASH of the associated data, the ciphertext and
+    /// the lengths); the lengths were checked.
+    fn crypt<const DEC: bool>(&self, iv: &[u8], aad: &[u8], io: InOut<'_>) -> Block {
         let len = io.len();
-        AesGcm::check_lengths(iv.len(), aad.len(), len)?;
         let j0 = self.j0(iv);
+        #[cfg(target_arch = "x86_64")]
+        if let Some(k) = self.short_key(iv, aad, len) {
+            return k.short::<DEC>(j0, aad, io);
+        }
         let mask = self.encrypt_counter(j0);
         let counter = inc32(j0, 1);
         let mut acc = [0u8; 16];
         self.ghash(&mut acc, aad);
-        self.encrypt_io(counter, &mut acc, io);
-        Ok(self.finish(mask, acc, aad.len(), len))
+        if DEC {
+            self.decrypt_io(counter, &mut acc, io);
+        } else {
+            self.encrypt_io(counter, &mut acc, io);
+        }
+        self.finish(mask, acc, aad.len(), len)
     }
 
     /// Opens `output` in place (`input` `None`) or from `input` (same
@@ -467,19 +501,13 @@ impl AesGcm {
         tag: &[u8],
     ) -> Result<()> {
         AesGcm::check_lengths(iv.len(), aad.len(), output.len())?;
-        let j0 = self.j0(iv);
-        let mask = self.encrypt_counter(j0);
-        let counter = inc32(j0, 1);
-        let mut acc = [0u8; 16];
-        self.ghash(&mut acc, aad);
         // One pass: GHASH of the ciphertext and decryption together; the
         // plaintext is wiped below if the tag does not verify.
         let io = match input {
             Some(input) => crate::modes::separate(input, output)?,
             None => InOut::InPlace(output),
         };
-        self.decrypt_io(counter, &mut acc, io);
-        let mut expected = self.finish(mask, acc, aad.len(), output.len());
+        let mut expected = self.crypt::<true>(iv, aad, io);
         let result = aead::verify_or_wipe(&expected[..tag.len()], tag, output);
         expected.zeroize();
         result

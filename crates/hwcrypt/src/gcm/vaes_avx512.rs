@@ -129,6 +129,11 @@ impl Key {
         self.narrow.narrow().rounds()
     }
 
+    /// The AES-NI key kept alongside (short messages).
+    pub(super) fn aesni(&self) -> &super::aesni_clmul::Key {
+        self.narrow.narrow()
+    }
+
     pub(crate) fn encrypt_counter(&self, c: u128) -> Block {
         self.narrow.encrypt_counter(c)
     }
