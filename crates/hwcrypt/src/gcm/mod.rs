@@ -447,6 +447,7 @@ impl AesGcm {
     /// 12-byte IV; `None` on `soft` or when the message is not short.
     #[cfg(target_arch = "x86_64")]
     fn short_key(&self, iv: &[u8], aad: &[u8], len: usize) -> Option<&aesni_clmul::Key> {
+        const SHORT_ZMM_MAX: usize = 32;
         if iv.len() != NONCE_LEN
             || len > aesni_clmul::SHORT_MAX
             || aad.len() > aesni_clmul::SHORT_AAD_MAX
@@ -457,7 +458,8 @@ impl AesGcm {
             Inner::Soft(_) => None,
             Inner::AesNi(k) => Some(k),
             Inner::VaesAvx2(k) => Some(k.narrow()),
-            Inner::VaesAvx512(k) => Some(k.aesni()),
+            // Above 64 bytes the masked zmm kernel of the last chunk wins.
+            Inner::VaesAvx512(k) => (len <= SHORT_ZMM_MAX).then(|| k.aesni()),
         }
     }
 
@@ -477,6 +479,10 @@ impl AesGcm {
         #[cfg(target_arch = "x86_64")]
         if let Some(k) = self.short_key(iv, aad, len) {
             return k.short::<DEC>(j0, aad, io);
+        }
+        #[cfg(target_arch = "x86_64")]
+        if let Inner::VaesAvx512(k) = &self.inner {
+            return k.crypt::<DEC>(j0, aad, io);
         }
         let mask = self.encrypt_counter(j0);
         let counter = inc32(j0, 1);

@@ -54,6 +54,9 @@ struct Wide {
     h: [[u8; 64]; REGS],
     /// The Karatsuba operands of `h[j]`: each lane's halves XORed, in its low half.
     hk: [[u8; 64]; REGS],
+    /// Zeros: `power_at` may read up to three blocks past `hk` (for lanes
+    /// whose operands are zero).
+    tail: [u8; 64],
 }
 
 impl Wide {
@@ -683,4 +686,277 @@ unsafe fn open<const R: usize, const N: usize, const SEP: bool>(
         stitched!(R, N, w, x, y, from, from, to, SEP);
     }
     store_acc(acc, y);
+}
+
+// ---------------------------------------------------------------------------
+// The last chunk and the lengths in one pass.
+
+/// The mask of the first `r` bytes of a register (all 64 from `r >= 64`);
+/// `r` is a public length.
+#[inline]
+fn first_bytes(r: usize) -> __mmask64 {
+    if r >= 64 { !0 } else { (1u64 << r) - 1 }
+}
+
+/// The most associated data the last-chunk kernel hashes in its window
+/// (when the message has no whole chunk): four blocks.
+const WINDOW_AAD_MAX: usize = 64;
+
+impl Key {
+    /// Seals (`DEC` false) or opens `io` under `J0` = `j0` after the
+    /// associated data `aad`, and returns the full tag: whole chunks on the
+    /// stitched kernels, then the rest (under 512 bytes) in one pass with
+    /// masked loads and stores, `E(K, J0)` beside its counter blocks, and
+    /// its GHASH and the lengths block's (and, for a message under one
+    /// chunk, the associated data's) under one reduction.
+    pub(crate) fn crypt<const DEC: bool>(&self, j0: u128, aad: &[u8], io: InOut<'_>) -> Block {
+        let len = io.len();
+        let bulk = len / CHUNK * CHUNK;
+        let t = len - bulk;
+        let blocks = t.div_ceil(16);
+        // The associated data goes into the window when there is no chunk
+        // before it and the operands fit `H^32..H^1`; else first, apart.
+        let windowed = bulk == 0
+            && t > 0
+            && aad.len() <= WINDOW_AAD_MAX
+            && aad.len().div_ceil(16) + blocks < LANES * REGS;
+        let mut acc = [0u8; 16];
+        if !windowed {
+            self.ghash(&mut acc, aad);
+        }
+        let (head, mut tail) = io.split_at(bulk);
+        let counter = inc32(j0, 1);
+        if !head.is_empty() {
+            if DEC {
+                self.decrypt(counter, &mut acc, head);
+            } else {
+                self.encrypt(counter, &mut acc, head);
+            }
+        }
+        let lengths = (u128::from(aad.len() as u64 * 8) << 64) | u128::from(len as u64 * 8);
+        // With 32 blocks of ciphertext the lengths block would need `H^33`:
+        // it is absorbed on its own then (t > 496 only).
+        let alone = t == 0 || (!windowed && blocks == LANES * REGS);
+        let mut mask = if t == 0 {
+            self.encrypt_counter(j0)
+        } else {
+            let (src, dst) = tail.ptrs();
+            let c = inc32(counter, (bulk / 16) as u32);
+            let pick = |k: [Last; REGS]| k[t.div_ceil(64) - 1];
+            let f = match self.rounds() {
+                10 => pick([
+                    last::<10, 1, DEC>,
+                    last::<10, 2, DEC>,
+                    last::<10, 3, DEC>,
+                    last::<10, 4, DEC>,
+                    last::<10, 5, DEC>,
+                    last::<10, 6, DEC>,
+                    last::<10, 7, DEC>,
+                    last::<10, 8, DEC>,
+                ]),
+                12 => pick([
+                    last::<12, 1, DEC>,
+                    last::<12, 2, DEC>,
+                    last::<12, 3, DEC>,
+                    last::<12, 4, DEC>,
+                    last::<12, 5, DEC>,
+                    last::<12, 6, DEC>,
+                    last::<12, 7, DEC>,
+                    last::<12, 8, DEC>,
+                ]),
+                _ => pick([
+                    last::<14, 1, DEC>,
+                    last::<14, 2, DEC>,
+                    last::<14, 3, DEC>,
+                    last::<14, 4, DEC>,
+                    last::<14, 5, DEC>,
+                    last::<14, 6, DEC>,
+                    last::<14, 7, DEC>,
+                    last::<14, 8, DEC>,
+                ]),
+            };
+            let ops = LastOps {
+                j0,
+                counter: c,
+                aad: if windowed { aad } else { &[] },
+                lengths: if alone { None } else { Some(lengths) },
+            };
+            // SAFETY: a `Key` exists only if the features were detected;
+            // `t` bytes at `src` are readable and at `dst` writable, equal
+            // or not overlapping (`InOut`); `t` is within the `N`
+            // registers of the kernel picked; the operands fit (above).
+            unsafe { f(&self.w, &ops, &mut acc, src, dst, t) }
+        };
+        if alone {
+            self.absorb(&mut acc, lengths);
+        }
+        for (b, a) in mask.iter_mut().zip(&acc) {
+            *b ^= a;
+        }
+        crate::secret::wipe_bytes(&mut acc);
+        mask
+    }
+}
+
+/// What the last-chunk kernel hashes besides the ciphertext, and its counters.
+struct LastOps<'a> {
+    /// `J0`: `E(K, J0)` is returned.
+    j0: u128,
+    /// The first counter block of the chunk.
+    counter: u128,
+    /// Associated data hashed before the ciphertext (at most
+    /// [`WINDOW_AAD_MAX`] bytes; empty when `acc` holds its hash already).
+    aad: &'a [u8],
+    /// The lengths block, hashed after the ciphertext (`None`: the caller
+    /// absorbs it).
+    lengths: Option<u128>,
+}
+
+type Last = unsafe fn(&Wide, &LastOps<'_>, &mut Block, *const u8, *mut u8, usize) -> Block;
+
+/// `x` times the four consecutive key powers from `H^(32 - b)` (lane `i`
+/// by `H^(32 - b - i)`) into `sum`: `h` and `hk` read as 32 blocks each,
+/// `H^32` first, from block `b` (unaligned; up to three blocks past the
+/// end, into the next field, for lanes whose operand is zero).
+///
+/// # Safety
+/// `b <= 31`.
+#[inline]
+#[target_feature(enable = "avx512f,vpclmulqdq")]
+unsafe fn mul_add_from(sum: &mut WideAcc, w: &Wide, x: __m512i, b: usize) {
+    debug_assert!(b < LANES * REGS);
+    // SAFETY: `h` and `hk` are followed by `hk` and `tail` (`repr(C)`, no
+    // padding between 64-byte arrays): 64 bytes from block `b <= 31` stay
+    // inside `w`.
+    let (h, hk) = unsafe {
+        (
+            _mm512_loadu_si512(w.h.as_ptr().cast::<u8>().add(16 * b).cast()),
+            _mm512_loadu_si512(w.hk.as_ptr().cast::<u8>().add(16 * b).cast()),
+        )
+    };
+    sum.lo = _mm512_xor_si512(sum.lo, _mm512_clmulepi64_epi128::<0x00>(x, h));
+    sum.hi = _mm512_xor_si512(sum.hi, _mm512_clmulepi64_epi128::<0x11>(x, h));
+    let xk = _mm512_xor_si512(x, _mm512_shuffle_epi32::<0x4e>(x));
+    sum.mid = _mm512_xor_si512(sum.mid, _mm512_clmulepi64_epi128::<0x00>(xk, hk));
+}
+
+/// The block `v` (a 128-bit integer) in lane `i` of a register, others zero.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn in_lane(v: __m128i, i: usize) -> __m512i {
+    _mm512_maskz_broadcast_i32x4(0xf << (4 * i), v)
+}
+
+/// CTR over the last `t` bytes (`64 * (N - 1) < t <= 64 * N`, so `t < 512`)
+/// from `ops.counter`, with masked loads and stores, and `E(K, J0)` (the
+/// return value) beside it; the associated data in `ops`, the ciphertext (on
+/// opening the input, read once) and the lengths block absorbed into `acc`
+/// under one reduction. The operands stay in registers: register `i` of
+/// them meets the key powers from block `32 - operands + first(i)` of the
+/// table.
+///
+/// # Safety
+/// The CPU must support every feature in [`VAES_AVX512_FEATURES`]; `t`
+/// bytes at `src` are readable and at `dst` writable, `dst` equal to `src`
+/// or not overlapping it; `64 * (N - 1) < t <= 64 * N`; the operands (the
+/// blocks of `ops.aad`, of `t` bytes and the lengths) are at most 32.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,vaes,vpclmulqdq,pclmulqdq,aes,ssse3")]
+unsafe fn last<const R: usize, const N: usize, const DEC: bool>(
+    w: &Wide,
+    ops: &LastOps<'_>,
+    acc: &mut Block,
+    src: *const u8,
+    dst: *mut u8,
+    t: usize,
+) -> Block {
+    debug_assert!(N >= 1 && t > 64 * (N - 1) && t <= 64 * N);
+    debug_assert!(ops.aad.len() <= WINDOW_AAD_MAX);
+    let head = ops.aad.len().div_ceil(16);
+    let blocks = t.div_ceil(16);
+    let operands = head + blocks + usize::from(ops.lengths.is_some());
+    debug_assert!(operands <= LANES * REGS);
+    // Table block of the first operand's power, `H^operands`.
+    let base = LANES * REGS - operands;
+    let mut sum = WideAcc::zero();
+    // The running hash joins the first operand.
+    let mut y = lane0(load_acc(acc));
+    if head > 0 {
+        // SAFETY: the bytes of `ops.aad` are readable (masked-off bytes are
+        // not accessed).
+        let a =
+            unsafe { _mm512_maskz_loadu_epi8(first_bytes(ops.aad.len()), ops.aad.as_ptr().cast()) };
+        // SAFETY: `base <= 31`.
+        unsafe { mul_add_from(&mut sum, w, _mm512_xor_si512(bswap(a), y), base) };
+        y = _mm512_setzero_si512();
+    }
+    // J0 beside the counter blocks, on xmm.
+    let k0 = wide(&w.rk[0]);
+    let j0 = _mm_set_epi64x((ops.j0 >> 64) as i64, ops.j0 as i64);
+    let mut j = _mm_xor_si128(bswap128(j0), _mm512_castsi512_si128(k0));
+    let mut c = counter_quad(ops.counter);
+    let mut x = counters::<N>(w, &mut c);
+    let mut d = [_mm512_setzero_si512(); N];
+    for (i, v) in d.iter_mut().enumerate() {
+        // SAFETY: the bytes of register `i` before `t` are readable
+        // (caller); masked-off bytes are not accessed.
+        *v = unsafe { _mm512_maskz_loadu_epi8(first_bytes(t - 64 * i), src.add(64 * i).cast()) };
+    }
+    // The lengths block: in the free lane after the last ciphertext block,
+    // or alone in one more register.
+    let lengths = ops
+        .lengths
+        .map(|l| _mm_set_epi64x((l >> 64) as i64, l as i64));
+    let free = blocks % LANES;
+    // The GHASH operand of ciphertext register `i` (`y` joins register 0).
+    let operand = |i: usize, ct: __m512i, y: __m512i| {
+        let mut g = bswap(ct);
+        if i == 0 {
+            g = _mm512_xor_si512(g, y);
+        }
+        if let Some(l) = lengths
+            && i == N - 1
+            && free != 0
+        {
+            g = _mm512_xor_si512(g, in_lane(l, free));
+        }
+        g
+    };
+    if DEC {
+        for (i, v) in d.iter().enumerate() {
+            // SAFETY: `base + head + 4 i <= 31`: an operand starts there.
+            unsafe { mul_add_from(&mut sum, w, operand(i, *v, y), base + head + LANES * i) };
+        }
+    }
+    middle_rounds!(R, r => {
+        let k = wide(&w.rk[r]);
+        j = _mm_aesenc_si128(j, _mm512_castsi512_si128(k));
+        for b in x.iter_mut() {
+            *b = _mm512_aesenc_epi128(*b, k);
+        }
+    });
+    let k = wide(&w.rk[R]);
+    j = _mm_aesenclast_si128(j, _mm512_castsi512_si128(k));
+    for (i, (b, v)) in x.iter().zip(&d).enumerate() {
+        let keep = first_bytes(t - 64 * i);
+        let out =
+            _mm512_maskz_mov_epi8(keep, _mm512_aesenclast_epi128(*b, _mm512_xor_si512(k, *v)));
+        // SAFETY: the bytes of register `i` before `t` are writable
+        // (caller); masked-off bytes are not accessed.
+        unsafe { _mm512_mask_storeu_epi8(dst.add(64 * i).cast(), keep, out) };
+        if !DEC {
+            // SAFETY: as above.
+            unsafe { mul_add_from(&mut sum, w, operand(i, out, y), base + head + LANES * i) };
+        }
+    }
+    if let Some(l) = lengths
+        && free == 0
+    {
+        // SAFETY: the lengths block is the last operand: block 31 is `H^1`.
+        unsafe { mul_add_from(&mut sum, w, lane0(l), LANES * REGS - 1) };
+    }
+    store_acc(acc, sum.reduce());
+    let mut mask = [0u8; 16];
+    // SAFETY: 16 writable bytes.
+    unsafe { _mm_storeu_si128(mask.as_mut_ptr().cast(), j) };
+    mask
 }
