@@ -447,7 +447,9 @@ impl AesGcm {
     /// 12-byte IV; `None` on `soft` or when the message is not short.
     #[cfg(target_arch = "x86_64")]
     fn short_key(&self, iv: &[u8], aad: &[u8], len: usize) -> Option<&aesni_clmul::Key> {
+        // Above these lengths the masked kernels of the last chunk win.
         const SHORT_ZMM_MAX: usize = 32;
+        const SHORT_YMM_MAX: usize = 64;
         if iv.len() != NONCE_LEN
             || len > aesni_clmul::SHORT_MAX
             || aad.len() > aesni_clmul::SHORT_AAD_MAX
@@ -457,8 +459,7 @@ impl AesGcm {
         match &self.inner {
             Inner::Soft(_) => None,
             Inner::AesNi(k) => Some(k),
-            Inner::VaesAvx2(k) => Some(k.narrow()),
-            // Above 64 bytes the masked zmm kernel of the last chunk wins.
+            Inner::VaesAvx2(k) => (len <= SHORT_YMM_MAX).then(|| k.narrow()),
             Inner::VaesAvx512(k) => (len <= SHORT_ZMM_MAX).then(|| k.aesni()),
         }
     }
@@ -481,8 +482,10 @@ impl AesGcm {
             return k.short::<DEC>(j0, aad, io);
         }
         #[cfg(target_arch = "x86_64")]
-        if let Inner::VaesAvx512(k) = &self.inner {
-            return k.crypt::<DEC>(j0, aad, io);
+        match &self.inner {
+            Inner::VaesAvx512(k) => return k.crypt::<DEC>(j0, aad, io),
+            Inner::VaesAvx2(k) => return k.crypt::<DEC>(j0, aad, io),
+            _ => {}
         }
         let mask = self.encrypt_counter(j0);
         let counter = inc32(j0, 1);

@@ -45,6 +45,9 @@ struct Wide {
     h: [[u8; 32]; REGS],
     /// The Karatsuba operands of `h[j]`: each lane's halves XORed, in its low half.
     hk: [[u8; 32]; REGS],
+    /// Zeros: `mul_add_from` may read a block past `hk` (for a lane whose
+    /// operand is zero).
+    tail: [u8; 32],
 }
 
 impl Wide {
@@ -568,4 +571,327 @@ unsafe fn open<const R: usize, const SEP: bool>(
         stitched!(R, w, x, y, from, from, to, SEP);
     }
     store_acc(acc, y);
+}
+
+// ---------------------------------------------------------------------------
+// The last chunk and the lengths in one pass.
+
+/// The most associated data the last-chunk kernel hashes with the
+/// ciphertext (when the message has no whole chunk): one register.
+const WINDOW_AAD_MAX: usize = 32;
+
+/// `0xff` then `0x00`, 32 of each: the 32 bytes at `32 - n` keep the first
+/// `n` bytes of a register (`n` is a public length).
+const KEEP: [u8; 64] = {
+    let mut m = [0u8; 64];
+    let mut i = 0;
+    while i < 32 {
+        m[i] = 0xff;
+        i += 1;
+    }
+    m
+};
+
+/// Register `i` of the `len` bytes at `p`, zero-padded past the end.
+///
+/// # Safety
+/// `len` bytes at `p` are readable and register `i` starts before `len`.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn load_part(p: *const u8, len: usize, i: usize) -> __m256i {
+    let n = len - 32 * i;
+    if n >= 32 {
+        // SAFETY: the whole register is in bounds (caller).
+        unsafe { load_at(p, i) }
+    } else {
+        let mut b = [0u8; 32];
+        // SAFETY: `n` bytes from register `i` are in bounds (caller).
+        unsafe { core::ptr::copy_nonoverlapping(p.add(32 * i), b.as_mut_ptr(), n) };
+        // SAFETY: 32 readable bytes.
+        unsafe { _mm256_loadu_si256(b.as_ptr().cast()) }
+    }
+}
+
+/// Stores the bytes of `x` before `len` as register `i` of the buffer at `p`.
+///
+/// # Safety
+/// `len` bytes at `p` are writable and register `i` starts before `len`.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn store_part(p: *mut u8, len: usize, i: usize, x: __m256i) {
+    let n = len - 32 * i;
+    if n >= 32 {
+        // SAFETY: the whole register is in bounds (caller).
+        unsafe { store_at(p, i, x) }
+    } else {
+        let mut b = [0u8; 32];
+        // SAFETY: 32 writable bytes.
+        unsafe { _mm256_storeu_si256(b.as_mut_ptr().cast(), x) };
+        // SAFETY: `n` bytes from register `i` are in bounds (caller).
+        unsafe { core::ptr::copy_nonoverlapping(b.as_ptr(), p.add(32 * i), n) };
+    }
+}
+
+/// `x` with only its first `n` bytes (of 32) kept.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn keep(x: __m256i, n: usize) -> __m256i {
+    let n = n.min(32);
+    // SAFETY: `32 - n .. 64 - n` lies within the 64 bytes of `KEEP`.
+    _mm256_and_si256(x, unsafe {
+        _mm256_loadu_si256(KEEP.as_ptr().add(32 - n).cast())
+    })
+}
+
+impl Key {
+    /// Seals (`DEC` false) or opens `io` under `J0` = `j0` after the
+    /// associated data `aad`, and returns the full tag: whole chunks on the
+    /// stitched kernels, then the rest (under 256 bytes) in one pass,
+    /// `E(K, J0)` beside its counter blocks, and its GHASH and the lengths
+    /// block's (and, for a message under one chunk, the associated data's)
+    /// under one reduction.
+    pub(crate) fn crypt<const DEC: bool>(&self, j0: u128, aad: &[u8], io: InOut<'_>) -> Block {
+        let len = io.len();
+        let bulk = len / CHUNK * CHUNK;
+        let t = len - bulk;
+        let blocks = t.div_ceil(16);
+        let windowed = bulk == 0
+            && t > 0
+            && aad.len() <= WINDOW_AAD_MAX
+            && aad.len().div_ceil(16) + blocks < 16;
+        // Without a last chunk, `E(K, J0)` goes first, so that its
+        // latency overlaps the chunks'.
+        let early = (t == 0).then(|| self.encrypt_counter(j0));
+        let mut acc = [0u8; 16];
+        if !windowed {
+            self.ghash(&mut acc, aad);
+        }
+        let (head, mut tail) = io.split_at(bulk);
+        let counter = inc32(j0, 1);
+        if !head.is_empty() {
+            if DEC {
+                self.decrypt(counter, &mut acc, head);
+            } else {
+                self.encrypt(counter, &mut acc, head);
+            }
+        }
+        let lengths = (u128::from(aad.len() as u64 * 8) << 64) | u128::from(len as u64 * 8);
+        // With 16 blocks of ciphertext the lengths block would need `H^17`:
+        // it is absorbed on its own then (t > 240 only).
+        let alone = t == 0 || (!windowed && blocks == 16);
+        let mut mask = if let Some(mask) = early {
+            mask
+        } else {
+            let (src, dst) = tail.ptrs();
+            let ops = LastOps {
+                j0,
+                counter: inc32(counter, (bulk / 16) as u32),
+                aad: if windowed { aad } else { &[] },
+                lengths: if alone { None } else { Some(lengths) },
+            };
+            let pick = |k: [Last; REGS]| k[t.div_ceil(32) - 1];
+            let f = match self.narrow.rounds() {
+                10 => pick([
+                    last::<10, 1, DEC>,
+                    last::<10, 2, DEC>,
+                    last::<10, 3, DEC>,
+                    last::<10, 4, DEC>,
+                    last::<10, 5, DEC>,
+                    last::<10, 6, DEC>,
+                    last::<10, 7, DEC>,
+                    last::<10, 8, DEC>,
+                ]),
+                12 => pick([
+                    last::<12, 1, DEC>,
+                    last::<12, 2, DEC>,
+                    last::<12, 3, DEC>,
+                    last::<12, 4, DEC>,
+                    last::<12, 5, DEC>,
+                    last::<12, 6, DEC>,
+                    last::<12, 7, DEC>,
+                    last::<12, 8, DEC>,
+                ]),
+                _ => pick([
+                    last::<14, 1, DEC>,
+                    last::<14, 2, DEC>,
+                    last::<14, 3, DEC>,
+                    last::<14, 4, DEC>,
+                    last::<14, 5, DEC>,
+                    last::<14, 6, DEC>,
+                    last::<14, 7, DEC>,
+                    last::<14, 8, DEC>,
+                ]),
+            };
+            // SAFETY: a `Key` exists only if the features were detected;
+            // `t` bytes at `src` are readable and at `dst` writable, equal
+            // or not overlapping (`InOut`); `t` is within the `N`
+            // registers of the kernel picked; the operands fit (above).
+            unsafe { f(&self.w, &ops, &mut acc, src, dst, t) }
+        };
+        if alone {
+            self.absorb(&mut acc, lengths);
+        }
+        for (b, a) in mask.iter_mut().zip(&acc) {
+            *b ^= a;
+        }
+        crate::secret::wipe_bytes(&mut acc);
+        mask
+    }
+}
+
+/// What the last-chunk kernel hashes besides the ciphertext, and its counters.
+struct LastOps<'a> {
+    /// `J0`: `E(K, J0)` is returned.
+    j0: u128,
+    /// The first counter block of the chunk.
+    counter: u128,
+    /// Associated data hashed before the ciphertext (at most
+    /// [`WINDOW_AAD_MAX`] bytes; empty when `acc` holds its hash already).
+    aad: &'a [u8],
+    /// The lengths block, hashed after the ciphertext (`None`: the caller
+    /// absorbs it).
+    lengths: Option<u128>,
+}
+
+type Last = unsafe fn(&Wide, &LastOps<'_>, &mut Block, *const u8, *mut u8, usize) -> Block;
+
+/// `x` times the two consecutive key powers from `H^(16 - b)` (lane `i` by
+/// `H^(16 - b - i)`) into `sum`: `h` and `hk` read as 16 blocks each,
+/// `H^16` first, from block `b` (unaligned; up to one block past the end,
+/// into the next field, for a lane whose operand is zero).
+///
+/// # Safety
+/// `b <= 15`.
+#[inline]
+#[target_feature(enable = "avx2,vpclmulqdq")]
+unsafe fn mul_add_from(sum: &mut WideAcc, w: &Wide, x: __m256i, b: usize) {
+    debug_assert!(b < 16);
+    // SAFETY: `h` and `hk` are followed by `hk` and `tail` (`repr(C)`, no
+    // padding between 32-byte arrays): 32 bytes from block `b <= 15` stay
+    // inside `w`.
+    let (h, hk) = unsafe {
+        (
+            _mm256_loadu_si256(w.h.as_ptr().cast::<u8>().add(16 * b).cast()),
+            _mm256_loadu_si256(w.hk.as_ptr().cast::<u8>().add(16 * b).cast()),
+        )
+    };
+    sum.lo = _mm256_xor_si256(sum.lo, _mm256_clmulepi64_epi128::<0x00>(x, h));
+    sum.hi = _mm256_xor_si256(sum.hi, _mm256_clmulepi64_epi128::<0x11>(x, h));
+    let xk = _mm256_xor_si256(x, _mm256_shuffle_epi32::<0x4e>(x));
+    sum.mid = _mm256_xor_si256(sum.mid, _mm256_clmulepi64_epi128::<0x00>(xk, hk));
+}
+
+/// CTR over the last `t` bytes (`32 * (N - 1) < t <= 32 * N`, so `t < 256`)
+/// from `ops.counter`, and `E(K, J0)` (the return value) beside it; the
+/// associated data in `ops`, the ciphertext (on opening the input, read
+/// once) and the lengths block absorbed into `acc` under one reduction,
+/// the operands kept in registers (register `i` of them meets the key
+/// powers from block `16 - operands + first(i)` of the table).
+///
+/// # Safety
+/// The CPU must support every feature in [`GCM_VAES_AVX2_FEATURES`]; `t`
+/// bytes at `src` are readable and at `dst` writable, `dst` equal to `src`
+/// or not overlapping it; `32 * (N - 1) < t <= 32 * N`; the operands (the
+/// blocks of `ops.aad`, of `t` bytes and the lengths) are at most 16.
+#[target_feature(enable = "avx2,vaes,vpclmulqdq,pclmulqdq,aes,ssse3")]
+unsafe fn last<const R: usize, const N: usize, const DEC: bool>(
+    w: &Wide,
+    ops: &LastOps<'_>,
+    acc: &mut Block,
+    src: *const u8,
+    dst: *mut u8,
+    t: usize,
+) -> Block {
+    debug_assert!(N >= 1 && t > 32 * (N - 1) && t <= 32 * N);
+    debug_assert!(ops.aad.len() <= WINDOW_AAD_MAX);
+    let head = ops.aad.len().div_ceil(16);
+    let blocks = t.div_ceil(16);
+    let operands = head + blocks + usize::from(ops.lengths.is_some());
+    debug_assert!(operands <= 16);
+    // Table block of the first operand's power, `H^operands`.
+    let base = 16 - operands;
+    let mut sum = WideAcc::zero();
+    // The running hash joins the first operand.
+    let mut y = _mm256_zextsi128_si256(load_acc(acc));
+    if head > 0 {
+        // SAFETY: `ops.aad` is readable for its length, register 0 starts
+        // before it ends.
+        let a = unsafe { load_part(ops.aad.as_ptr(), ops.aad.len(), 0) };
+        // SAFETY: `base <= 15`.
+        unsafe { mul_add_from(&mut sum, w, _mm256_xor_si256(bswap(a), y), base) };
+        y = _mm256_setzero_si256();
+    }
+    // J0 beside the counter blocks, on xmm.
+    let k0 = wide(&w.rk[0]);
+    let j0 = _mm_set_epi64x((ops.j0 >> 64) as i64, ops.j0 as i64);
+    let swap = _mm_setr_epi8(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    let mut j = _mm_xor_si128(_mm_shuffle_epi8(j0, swap), _mm256_castsi256_si128(k0));
+    let mut c = counter_pair(ops.counter);
+    let mut x = [_mm256_setzero_si256(); N];
+    for b in x.iter_mut() {
+        *b = _mm256_xor_si256(bswap(c), k0);
+        c = add32(c, 2);
+    }
+    let mut d = [_mm256_setzero_si256(); N];
+    for (i, v) in d.iter_mut().enumerate() {
+        // SAFETY: register `i < N` starts before `t` (caller).
+        *v = unsafe { load_part(src, t, i) };
+    }
+    // The lengths block: in the free lane after the last ciphertext block,
+    // or alone in one more register.
+    let lengths = ops
+        .lengths
+        .map(|l| _mm_set_epi64x((l >> 64) as i64, l as i64));
+    let free = blocks % 2;
+    // The GHASH operand of ciphertext register `i` (`y` joins register 0).
+    let operand = |i: usize, ct: __m256i, y: __m256i| {
+        let mut g = bswap(ct);
+        if i == 0 {
+            g = _mm256_xor_si256(g, y);
+        }
+        if let Some(l) = lengths
+            && i == N - 1
+            && free != 0
+        {
+            g = _mm256_xor_si256(g, _mm256_inserti128_si256::<1>(_mm256_setzero_si256(), l));
+        }
+        g
+    };
+    if DEC {
+        for (i, v) in d.iter().enumerate() {
+            // SAFETY: `base + head + 2 i <= 15`: an operand starts there.
+            unsafe { mul_add_from(&mut sum, w, operand(i, *v, y), base + head + 2 * i) };
+        }
+    }
+    middle_rounds!(R, r => {
+        let k = wide(&w.rk[r]);
+        j = _mm_aesenc_si128(j, _mm256_castsi256_si128(k));
+        for b in x.iter_mut() {
+            *b = _mm256_aesenc_epi128(*b, k);
+        }
+    });
+    let k = wide(&w.rk[R]);
+    j = _mm_aesenclast_si128(j, _mm256_castsi256_si128(k));
+    for (i, (b, v)) in x.iter().zip(&d).enumerate() {
+        let out = _mm256_aesenclast_epi128(*b, _mm256_xor_si256(k, *v));
+        // SAFETY: register `i < N` starts before `t` (caller).
+        unsafe { store_part(dst, t, i, out) };
+        if !DEC {
+            // The ciphertext hashed: zero past the end of the message.
+            let out = keep(out, t - 32 * i);
+            // SAFETY: as above.
+            unsafe { mul_add_from(&mut sum, w, operand(i, out, y), base + head + 2 * i) };
+        }
+    }
+    if let Some(l) = lengths
+        && free == 0
+    {
+        // SAFETY: the lengths block is the last operand: block 15 is `H^1`.
+        unsafe { mul_add_from(&mut sum, w, _mm256_zextsi128_si256(l), 15) };
+    }
+    store_acc(acc, sum.reduce());
+    let mut mask = [0u8; 16];
+    // SAFETY: 16 writable bytes.
+    unsafe { _mm_storeu_si128(mask.as_mut_ptr().cast(), j) };
+    mask
 }

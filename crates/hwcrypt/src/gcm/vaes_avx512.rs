@@ -720,6 +720,9 @@ impl Key {
             && t > 0
             && aad.len() <= WINDOW_AAD_MAX
             && aad.len().div_ceil(16) + blocks < LANES * REGS;
+        // Without a last chunk, `E(K, J0)` goes first, so that its
+        // latency overlaps the chunks'.
+        let early = (t == 0).then(|| self.encrypt_counter(j0));
         let mut acc = [0u8; 16];
         if !windowed {
             self.ghash(&mut acc, aad);
@@ -737,8 +740,8 @@ impl Key {
         // With 32 blocks of ciphertext the lengths block would need `H^33`:
         // it is absorbed on its own then (t > 496 only).
         let alone = t == 0 || (!windowed && blocks == LANES * REGS);
-        let mut mask = if t == 0 {
-            self.encrypt_counter(j0)
+        let mut mask = if let Some(mask) = early {
+            mask
         } else {
             let (src, dst) = tail.ptrs();
             let c = inc32(counter, (bulk / 16) as u32);
