@@ -60,6 +60,18 @@
 //! VPCLMULQDQ, 16 blocks per reduction; `vaes-avx512` on zmm registers,
 //! 32 blocks per reduction.
 //!
+//! Short messages and last chunks take one pass of their own, since there
+//! the fixed cost is the cost: with a 12-byte IV, a message of up to 128
+//! bytes (64 on `vaes-avx2`, 32 on `vaes-avx512`) and up to 64 bytes of
+//! associated data runs `aesni`'s short kernel (`E(K, J0)` in the same AES
+//! pass as the counter blocks; associated data, ciphertext and lengths
+//! under one reduction); on the VAES backends the one-shot API ends every
+//! other message with a last-chunk kernel (masked zmm loads and stores on
+//! `vaes-avx512`), which also takes `E(K, J0)` beside its counter blocks and
+//! hashes the chunk, the lengths and, when no whole chunk came before, the
+//! associated data under one reduction. The streaming API keeps the five
+//! kernels above.
+//!
 //! Key material in memory: the key (round keys, H and its powers) lives on
 //! the heap, expanded in place and wiped on drop (`secret.rs`). Declared
 //! residue (compiler spills, checked by `tests/stack_residue.rs`): with

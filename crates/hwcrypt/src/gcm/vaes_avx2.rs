@@ -11,9 +11,14 @@
 //! both lanes and reduced once per chunk. Round keys and key powers are
 //! broadcast or paired into ymm when the key is made.
 //!
-//! What is left after the last whole chunk (under 256 bytes) runs on the
-//! `aesni` kernels of the AES-NI key kept alongside, which also hash the
-//! associated data and the IV. The representation (byte-reflected blocks,
+//! What is left after the last whole chunk (under 256 bytes): in the
+//! one-shot API ([`Key::crypt`]), one pass of its own (`last`): its counter
+//! blocks and `J0` through AES together, the chunk (zero-padded through a
+//! stack copy of the partial register), the lengths block and, when no whole
+//! chunk came before, up to 32 bytes of associated data multiplied against
+//! an unaligned window of the power table and reduced once. In the
+//! streaming kernels it runs on the `aesni` kernels of the AES-NI key kept
+//! alongside, which also hash the associated data and the IV. The representation (byte-reflected blocks,
 //! key powers times `x^-1`) is the one of `aesni_clmul.rs`.
 //!
 //! A [`Key`] can only be made after every feature in

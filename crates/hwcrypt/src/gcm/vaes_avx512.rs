@@ -14,7 +14,14 @@
 //! key is made. Associated data of a chunk or more is hashed with the same
 //! wide multiply.
 //!
-//! What is left after the last whole chunk (under 512 bytes) runs on the
+//! What is left after the last whole chunk (under 512 bytes): in the
+//! one-shot API ([`Key::crypt`]) one pass of its own (`last`): masked zmm
+//! loads and stores, `J0` through AES beside the counter blocks, and the
+//! chunk, the lengths block and (when no whole chunk came before) up to 64
+//! bytes of associated data multiplied in registers against an unaligned
+//! window of the power table (`H^32..H^1` are 32 consecutive blocks, so the
+//! window starting at `H^operands` gives every lane its power) and reduced
+//! once. In the streaming kernels it runs on the
 //! `vaes-avx2` key kept alongside (16-block ymm chunks, then `aesni`);
 //! decryption first takes one stitched chunk of 4 zmm registers (16 blocks)
 //! from a remainder of 256 bytes or more, which beats the ymm chunk there
