@@ -179,6 +179,7 @@ mod residue {
         ("avx512", "xchacha20-poly1305", "decrypt", NoLto, &[Words]),
         ("avx512", "xchacha20-poly1305", "encrypt", NoLto, &[Words]),
         ("vaes-avx2", "aes-gcm", "decrypt", Any, &[Rk]),
+        ("vaes-avx2", "aes-gcm", "encrypt", Any, &[Rk]),
         ("vaes-avx512", "aes-cbc", "decrypt", NoLto, &[Key, Rk]),
         ("vaes-avx512", "aes-ecb", "decrypt", NoLto, &[Key, Rk]),
         ("vaes-avx512", "aes-ecb", "encrypt", NoLto, &[Key, Rk]),

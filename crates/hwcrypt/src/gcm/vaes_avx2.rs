@@ -744,6 +744,31 @@ impl Key {
     }
 }
 
+/// Makes the round key `k` appear to depend on the AES states `a`, `b`,
+/// `c` at no run-time cost (the `asm!` is empty), so that LLVM runs the
+/// chains round by round: left alone it runs one chain through every round
+/// first and keeps the round keys for the others in spills (key material
+/// on the stack).
+///
+/// # Safety
+/// None beyond the CPU supporting AVX (the caller's target features).
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn after(k: &mut __m256i, a: __m256i, b: __m256i, c: __m256i) {
+    // SAFETY: the template is empty: no instruction runs, nothing is read
+    // or written besides the operands, which are left unchanged.
+    unsafe {
+        core::arch::asm!(
+            "/* {k} {a} {b} {c} */",
+            k = inout(ymm_reg) *k,
+            a = in(ymm_reg) a,
+            b = in(ymm_reg) b,
+            c = in(ymm_reg) c,
+            options(pure, nomem, nostack, preserves_flags)
+        );
+    }
+}
+
 /// What the last-chunk kernel hashes besides the ciphertext, and its counters.
 struct LastOps<'a> {
     /// `J0`: `E(K, J0)` is returned.
@@ -826,22 +851,6 @@ unsafe fn last<const R: usize, const N: usize, const DEC: bool>(
         unsafe { mul_add_from(&mut sum, w, _mm256_xor_si256(bswap(a), y), base) };
         y = _mm256_setzero_si256();
     }
-    // J0 beside the counter blocks, on xmm.
-    let k0 = wide(&w.rk[0]);
-    let j0 = _mm_set_epi64x((ops.j0 >> 64) as i64, ops.j0 as i64);
-    let swap = _mm_setr_epi8(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    let mut j = _mm_xor_si128(_mm_shuffle_epi8(j0, swap), _mm256_castsi256_si128(k0));
-    let mut c = counter_pair(ops.counter);
-    let mut x = [_mm256_setzero_si256(); N];
-    for b in x.iter_mut() {
-        *b = _mm256_xor_si256(bswap(c), k0);
-        c = add32(c, 2);
-    }
-    let mut d = [_mm256_setzero_si256(); N];
-    for (i, v) in d.iter_mut().enumerate() {
-        // SAFETY: register `i < N` starts before `t` (caller).
-        *v = unsafe { load_part(src, t, i) };
-    }
     // The lengths block: in the free lane after the last ciphertext block,
     // or alone in one more register.
     let lengths = ops
@@ -862,22 +871,60 @@ unsafe fn last<const R: usize, const N: usize, const DEC: bool>(
         }
         g
     };
+    // Opening: the ciphertext is read once, hashed now (beside the AES
+    // rounds) and kept in memory for the XOR (volatile, so that the 16 ymm
+    // registers go to the AES states and round keys: no key spills). It is
+    // public, so the copy needs no wipe.
+    let mut held = [_mm256_setzero_si256(); N];
     if DEC {
-        for (i, v) in d.iter().enumerate() {
+        for (i, h) in held.iter_mut().enumerate() {
+            // SAFETY: register `i < N` starts before `t` (caller).
+            let v = unsafe { load_part(src, t, i) };
+            // SAFETY: `h` is an aligned, writable `__m256i`.
+            unsafe { core::ptr::write_volatile(h, v) };
             // SAFETY: `base + head + 2 i <= 15`: an operand starts there.
-            unsafe { mul_add_from(&mut sum, w, operand(i, *v, y), base + head + 2 * i) };
+            unsafe { mul_add_from(&mut sum, w, operand(i, v, y), base + head + 2 * i) };
         }
     }
+    // J0 beside the counter blocks (one more register, with the same
+    // round key loads: a chain of its own would keep its keys in spills).
+    let j0 = _mm_set_epi64x((ops.j0 >> 64) as i64, ops.j0 as i64);
+    let swap = _mm_setr_epi8(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    let k0 = wide(&w.rk[0]);
+    let mut j = _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_shuffle_epi8(j0, swap)), k0);
+    let mut c = counter_pair(ops.counter);
+    let mut x = [_mm256_setzero_si256(); N];
+    for b in x.iter_mut() {
+        *b = _mm256_xor_si256(bswap(c), k0);
+        c = add32(c, 2);
+    }
     middle_rounds!(R, r => {
-        let k = wide(&w.rk[r]);
-        j = _mm_aesenc_si128(j, _mm256_castsi256_si128(k));
+        let mut k = wide(&w.rk[r]);
+        // SAFETY: an empty instruction sequence; it only makes this round's
+        // key appear to depend on the states after the round before.
+        unsafe { after(&mut k, j, x[0], x[N - 1]) };
+        j = _mm256_aesenc_epi128(j, k);
         for b in x.iter_mut() {
             *b = _mm256_aesenc_epi128(*b, k);
         }
     });
-    let k = wide(&w.rk[R]);
-    j = _mm_aesenclast_si128(j, _mm256_castsi256_si128(k));
-    for (i, (b, v)) in x.iter().zip(&d).enumerate() {
+    // The input, before the last round key is loaded: a partial register
+    // goes through a `memcpy` call, across which a live key would be spilled.
+    let mut input = [_mm256_setzero_si256(); N];
+    for (i, (v, h)) in input.iter_mut().zip(&held).enumerate() {
+        *v = if DEC {
+            // SAFETY: an aligned, readable `__m256i`.
+            unsafe { core::ptr::read_volatile(h) }
+        } else {
+            // SAFETY: register `i < N` starts before `t` (caller).
+            unsafe { load_part(src, t, i) }
+        };
+    }
+    let mut k = wide(&w.rk[R]);
+    // SAFETY: as above.
+    unsafe { after(&mut k, j, x[0], x[N - 1]) };
+    let j = _mm256_castsi256_si128(_mm256_aesenclast_epi128(j, k));
+    for (i, (b, v)) in x.iter().zip(&input).enumerate() {
         let out = _mm256_aesenclast_epi128(*b, _mm256_xor_si256(k, *v));
         // SAFETY: register `i < N` starts before `t` (caller).
         unsafe { store_part(dst, t, i, out) };

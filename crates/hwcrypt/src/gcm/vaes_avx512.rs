@@ -899,18 +899,6 @@ unsafe fn last<const R: usize, const N: usize, const DEC: bool>(
         unsafe { mul_add_from(&mut sum, w, _mm512_xor_si512(bswap(a), y), base) };
         y = _mm512_setzero_si512();
     }
-    // J0 beside the counter blocks, on xmm.
-    let k0 = wide(&w.rk[0]);
-    let j0 = _mm_set_epi64x((ops.j0 >> 64) as i64, ops.j0 as i64);
-    let mut j = _mm_xor_si128(bswap128(j0), _mm512_castsi512_si128(k0));
-    let mut c = counter_quad(ops.counter);
-    let mut x = counters::<N>(w, &mut c);
-    let mut d = [_mm512_setzero_si512(); N];
-    for (i, v) in d.iter_mut().enumerate() {
-        // SAFETY: the bytes of register `i` before `t` are readable
-        // (caller); masked-off bytes are not accessed.
-        *v = unsafe { _mm512_maskz_loadu_epi8(first_bytes(t - 64 * i), src.add(64 * i).cast()) };
-    }
     // The lengths block: in the free lane after the last ciphertext block,
     // or alone in one more register.
     let lengths = ops
@@ -931,25 +919,57 @@ unsafe fn last<const R: usize, const N: usize, const DEC: bool>(
         }
         g
     };
+    // Opening: the ciphertext is read once, hashed now (beside the AES
+    // rounds) and kept in memory for the XOR (volatile, so that the
+    // registers go to the AES states and round keys: no key spills). It is
+    // public, so the copy needs no wipe.
+    let mut held = [_mm512_setzero_si512(); N];
     if DEC {
-        for (i, v) in d.iter().enumerate() {
+        for (i, h) in held.iter_mut().enumerate() {
+            // SAFETY: the bytes of register `i` before `t` are readable
+            // (caller); masked-off bytes are not accessed.
+            let v =
+                unsafe { _mm512_maskz_loadu_epi8(first_bytes(t - 64 * i), src.add(64 * i).cast()) };
+            // SAFETY: `h` is an aligned, writable `__m512i`.
+            unsafe { core::ptr::write_volatile(h, v) };
             // SAFETY: `base + head + 4 i <= 31`: an operand starts there.
-            unsafe { mul_add_from(&mut sum, w, operand(i, *v, y), base + head + LANES * i) };
+            unsafe { mul_add_from(&mut sum, w, operand(i, v, y), base + head + LANES * i) };
         }
+    }
+    // J0 beside the counter blocks (on ymm, with the same round key loads:
+    // a chain of its own would keep its keys in spills).
+    let k0 = wide(&w.rk[0]);
+    let j0 = _mm_set_epi64x((ops.j0 >> 64) as i64, ops.j0 as i64);
+    let mut j = _mm256_xor_si256(
+        _mm256_broadcastsi128_si256(bswap128(j0)),
+        _mm512_castsi512_si256(k0),
+    );
+    let mut c = counter_quad(ops.counter);
+    let mut x = [_mm512_setzero_si512(); N];
+    for b in x.iter_mut() {
+        *b = _mm512_xor_si512(bswap(c), k0);
+        c = add32(c, LANES as i32);
     }
     middle_rounds!(R, r => {
         let k = wide(&w.rk[r]);
-        j = _mm_aesenc_si128(j, _mm512_castsi512_si128(k));
+        j = _mm256_aesenc_epi128(j, _mm512_castsi512_si256(k));
         for b in x.iter_mut() {
             *b = _mm512_aesenc_epi128(*b, k);
         }
     });
     let k = wide(&w.rk[R]);
-    j = _mm_aesenclast_si128(j, _mm512_castsi512_si128(k));
-    for (i, (b, v)) in x.iter().zip(&d).enumerate() {
+    let j = _mm256_castsi256_si128(_mm256_aesenclast_epi128(j, _mm512_castsi512_si256(k)));
+    for (i, (b, h)) in x.iter().zip(&held).enumerate() {
         let keep = first_bytes(t - 64 * i);
-        let out =
-            _mm512_maskz_mov_epi8(keep, _mm512_aesenclast_epi128(*b, _mm512_xor_si512(k, *v)));
+        let v = if DEC {
+            // SAFETY: an aligned, readable `__m512i`.
+            unsafe { core::ptr::read_volatile(h) }
+        } else {
+            // SAFETY: the bytes of register `i` before `t` are readable
+            // (caller); masked-off bytes are not accessed.
+            unsafe { _mm512_maskz_loadu_epi8(keep, src.add(64 * i).cast()) }
+        };
+        let out = _mm512_maskz_mov_epi8(keep, _mm512_aesenclast_epi128(*b, _mm512_xor_si512(k, v)));
         // SAFETY: the bytes of register `i` before `t` are writable
         // (caller); masked-off bytes are not accessed.
         unsafe { _mm512_mask_storeu_epi8(dst.add(64 * i).cast(), keep, out) };
