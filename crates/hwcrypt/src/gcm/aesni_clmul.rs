@@ -723,6 +723,47 @@ fn keep(x: __m128i, n: usize) -> __m128i {
     })
 }
 
+/// The first `n` (`0..16`) bytes at `p`, zero-padded, read in pieces of
+/// 8, 4, 2 and 1 bytes: no `memcpy` call, around which the compiler would
+/// spill the live registers (round keys and key-derived states among them).
+///
+/// # Safety
+/// `n < 16` bytes at `p` are readable.
+#[inline]
+pub(super) unsafe fn read_partial(p: *const u8, n: usize) -> [u8; 16] {
+    debug_assert!(n < 16);
+    let mut b = [0u8; 16];
+    let mut at = 0;
+    for piece in [8, 4, 2, 1] {
+        if n & piece != 0 {
+            // SAFETY: `at + piece <= n` bytes at `p` are readable (caller).
+            let src = unsafe { core::slice::from_raw_parts(p.add(at), piece) };
+            b[at..at + piece].copy_from_slice(src);
+            at += piece;
+        }
+    }
+    b
+}
+
+/// Writes the first `n` (`0..16`) bytes of `b` to `p`, in pieces of 8, 4,
+/// 2 and 1 bytes (no `memcpy` call; see [`read_partial`]).
+///
+/// # Safety
+/// `n < 16` bytes at `p` are writable.
+#[inline]
+pub(super) unsafe fn write_partial(p: *mut u8, n: usize, b: &[u8; 16]) {
+    debug_assert!(n < 16);
+    let mut at = 0;
+    for piece in [8, 4, 2, 1] {
+        if n & piece != 0 {
+            // SAFETY: `at + piece <= n` bytes at `p` are writable (caller).
+            let dst = unsafe { core::slice::from_raw_parts_mut(p.add(at), piece) };
+            dst.copy_from_slice(&b[at..at + piece]);
+            at += piece;
+        }
+    }
+}
+
 /// Block `i` of the `len` bytes at `p`, zero-padded when it is the partial
 /// last one.
 ///
@@ -736,10 +777,8 @@ unsafe fn load_block(p: *const u8, len: usize, i: usize) -> __m128i {
         // SAFETY: the whole block is in bounds (caller).
         unsafe { load_at(p, i) }
     } else {
-        let mut b = [0u8; 16];
-        // SAFETY: `n` bytes from block `i` are in bounds (caller).
-        unsafe { core::ptr::copy_nonoverlapping(p.add(16 * i), b.as_mut_ptr(), n) };
-        load(&b)
+        // SAFETY: `n < 16` bytes from block `i` are in bounds (caller).
+        load(&unsafe { read_partial(p.add(16 * i), n) })
     }
 }
 
@@ -758,8 +797,8 @@ unsafe fn store_block(p: *mut u8, len: usize, i: usize, x: __m128i) {
     } else {
         let mut b = [0u8; 16];
         store(&mut b, x);
-        // SAFETY: `n` bytes from block `i` are in bounds (caller).
-        unsafe { core::ptr::copy_nonoverlapping(b.as_ptr(), p.add(16 * i), n) };
+        // SAFETY: `n < 16` bytes from block `i` are in bounds (caller).
+        unsafe { write_partial(p.add(16 * i), n, &b) };
     }
 }
 
@@ -813,6 +852,31 @@ impl Key {
     }
 }
 
+/// Makes the round key `k` appear to depend on the AES states `a`, `b`,
+/// `c` at no run-time cost (the `asm!` is empty), so that LLVM runs the
+/// chains round by round: left alone it may run one chain through every
+/// round first and keep the round keys for the others in spills (key
+/// material on the stack).
+///
+/// # Safety
+/// None beyond the CPU supporting SSE2 (the caller's target features).
+#[inline]
+#[target_feature(enable = "sse2")]
+unsafe fn after(k: &mut __m128i, a: __m128i, b: __m128i, c: __m128i) {
+    // SAFETY: the template is empty: no instruction runs, nothing is read
+    // or written besides the operands, which are left unchanged.
+    unsafe {
+        core::arch::asm!(
+            "/* {k} {a} {b} {c} */",
+            k = inout(xmm_reg) *k,
+            a = in(xmm_reg) a,
+            b = in(xmm_reg) b,
+            c = in(xmm_reg) c,
+            options(pure, nomem, nostack, preserves_flags)
+        );
+    }
+}
+
 /// See [`Key::short`]: `N` counter blocks (`len <= 16 * N`) and `J0`
 /// through AES together; every input block is read once, before any output
 /// is written (so `src` may equal `dst`), and on opening the ciphertext
@@ -863,13 +927,17 @@ unsafe fn short<const R: usize, const N: usize, const DEC: bool>(
         }
     }
     middle_rounds!(R, r => {
-        let k = rk(t, r);
+        let mut k = rk(t, r);
+        // SAFETY: an empty instruction sequence (see `after`).
+        unsafe { after(&mut k, mask, x[0], x[N - 1]) };
         mask = _mm_aesenc_si128(mask, k);
         for b in x.iter_mut() {
             *b = _mm_aesenc_si128(*b, k);
         }
     });
-    let k = rk(t, R);
+    let mut k = rk(t, R);
+    // SAFETY: as above.
+    unsafe { after(&mut k, mask, x[0], x[N - 1]) };
     mask = _mm_aesenclast_si128(mask, k);
     for (i, (b, data)) in x.iter().zip(&d).enumerate().take(blocks) {
         let out = _mm_aesenclast_si128(*b, _mm_xor_si128(k, *data));

@@ -597,7 +597,9 @@ const KEEP: [u8; 64] = {
     m
 };
 
-/// Register `i` of the `len` bytes at `p`, zero-padded past the end.
+/// Register `i` of the `len` bytes at `p`, zero-padded past the end (a
+/// partial one read without a `memcpy` call: see
+/// [`aesni_clmul::read_partial`]).
 ///
 /// # Safety
 /// `len` bytes at `p` are readable and register `i` starts before `len`.
@@ -605,19 +607,29 @@ const KEEP: [u8; 64] = {
 #[target_feature(enable = "avx2")]
 unsafe fn load_part(p: *const u8, len: usize, i: usize) -> __m256i {
     let n = len - 32 * i;
+    // SAFETY: register `i` starts before `len` (caller).
+    let p = unsafe { p.add(32 * i) };
     if n >= 32 {
         // SAFETY: the whole register is in bounds (caller).
-        unsafe { load_at(p, i) }
+        unsafe { load_at(p, 0) }
     } else {
-        let mut b = [0u8; 32];
-        // SAFETY: `n` bytes from register `i` are in bounds (caller).
-        unsafe { core::ptr::copy_nonoverlapping(p.add(32 * i), b.as_mut_ptr(), n) };
-        // SAFETY: 32 readable bytes.
-        unsafe { _mm256_loadu_si256(b.as_ptr().cast()) }
+        // SAFETY: the bytes before `n` are in bounds (caller).
+        unsafe {
+            let (lo, hi) = if n >= 16 {
+                let lo = _mm_loadu_si128(p.cast());
+                let b = aesni_clmul::read_partial(p.add(16), n - 16);
+                (lo, _mm_loadu_si128(b.as_ptr().cast()))
+            } else {
+                let b = aesni_clmul::read_partial(p, n);
+                (_mm_loadu_si128(b.as_ptr().cast()), _mm_setzero_si128())
+            };
+            _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi)
+        }
     }
 }
 
-/// Stores the bytes of `x` before `len` as register `i` of the buffer at `p`.
+/// Stores the bytes of `x` before `len` as register `i` of the buffer at
+/// `p` (a partial one without a `memcpy` call).
 ///
 /// # Safety
 /// `len` bytes at `p` are writable and register `i` starts before `len`.
@@ -625,15 +637,25 @@ unsafe fn load_part(p: *const u8, len: usize, i: usize) -> __m256i {
 #[target_feature(enable = "avx2")]
 unsafe fn store_part(p: *mut u8, len: usize, i: usize, x: __m256i) {
     let n = len - 32 * i;
+    // SAFETY: register `i` starts before `len` (caller).
+    let p = unsafe { p.add(32 * i) };
     if n >= 32 {
         // SAFETY: the whole register is in bounds (caller).
-        unsafe { store_at(p, i, x) }
+        unsafe { store_at(p, 0, x) }
     } else {
-        let mut b = [0u8; 32];
-        // SAFETY: 32 writable bytes.
-        unsafe { _mm256_storeu_si256(b.as_mut_ptr().cast(), x) };
-        // SAFETY: `n` bytes from register `i` are in bounds (caller).
-        unsafe { core::ptr::copy_nonoverlapping(b.as_ptr(), p.add(32 * i), n) };
+        let mut b = [0u8; 16];
+        // SAFETY: the bytes before `n` are in bounds (caller); `b` is 16
+        // writable bytes.
+        unsafe {
+            if n >= 16 {
+                _mm_storeu_si128(p.cast(), _mm256_castsi256_si128(x));
+                _mm_storeu_si128(b.as_mut_ptr().cast(), _mm256_extracti128_si256::<1>(x));
+                aesni_clmul::write_partial(p.add(16), n - 16, &b);
+            } else {
+                _mm_storeu_si128(b.as_mut_ptr().cast(), _mm256_castsi256_si128(x));
+                aesni_clmul::write_partial(p, n, &b);
+            }
+        }
     }
 }
 
@@ -799,10 +821,13 @@ unsafe fn mul_add_from(sum: &mut WideAcc, w: &Wide, x: __m256i, b: usize) {
     // SAFETY: `h` and `hk` are followed by `hk` and `tail` (`repr(C)`, no
     // padding between 32-byte arrays): 32 bytes from block `b <= 15` stay
     // inside `w`.
+    // The pointers come from the whole `Wide` (not from the `h` field's
+    // slice), so reading past a field stays within what they may read.
+    let base = core::ptr::from_ref(w).cast::<u8>();
     let (h, hk) = unsafe {
         (
-            _mm256_loadu_si256(w.h.as_ptr().cast::<u8>().add(16 * b).cast()),
-            _mm256_loadu_si256(w.hk.as_ptr().cast::<u8>().add(16 * b).cast()),
+            _mm256_loadu_si256(base.add(core::mem::offset_of!(Wide, h) + 16 * b).cast()),
+            _mm256_loadu_si256(base.add(core::mem::offset_of!(Wide, hk) + 16 * b).cast()),
         )
     };
     sum.lo = _mm256_xor_si256(sum.lo, _mm256_clmulepi64_epi128::<0x00>(x, h));

@@ -61,7 +61,7 @@ struct Wide {
     h: [[u8; 64]; REGS],
     /// The Karatsuba operands of `h[j]`: each lane's halves XORed, in its low half.
     hk: [[u8; 64]; REGS],
-    /// Zeros: `power_at` may read up to three blocks past `hk` (for lanes
+    /// Zeros: `mul_add_from` may read up to three blocks past `hk` (for lanes
     /// whose operands are zero).
     tail: [u8; 64],
 }
@@ -838,10 +838,13 @@ unsafe fn mul_add_from(sum: &mut WideAcc, w: &Wide, x: __m512i, b: usize) {
     // SAFETY: `h` and `hk` are followed by `hk` and `tail` (`repr(C)`, no
     // padding between 64-byte arrays): 64 bytes from block `b <= 31` stay
     // inside `w`.
+    // The pointers come from the whole `Wide` (not from the `h` field's
+    // slice), so reading past a field stays within what they may read.
+    let base = core::ptr::from_ref(w).cast::<u8>();
     let (h, hk) = unsafe {
         (
-            _mm512_loadu_si512(w.h.as_ptr().cast::<u8>().add(16 * b).cast()),
-            _mm512_loadu_si512(w.hk.as_ptr().cast::<u8>().add(16 * b).cast()),
+            _mm512_loadu_si512(base.add(core::mem::offset_of!(Wide, h) + 16 * b).cast()),
+            _mm512_loadu_si512(base.add(core::mem::offset_of!(Wide, hk) + 16 * b).cast()),
         )
     };
     sum.lo = _mm512_xor_si512(sum.lo, _mm512_clmulepi64_epi128::<0x00>(x, h));
