@@ -818,12 +818,12 @@ type Last = unsafe fn(&Wide, &LastOps<'_>, &mut Block, *const u8, *mut u8, usize
 #[target_feature(enable = "avx2,vpclmulqdq")]
 unsafe fn mul_add_from(sum: &mut WideAcc, w: &Wide, x: __m256i, b: usize) {
     debug_assert!(b < 16);
-    // SAFETY: `h` and `hk` are followed by `hk` and `tail` (`repr(C)`, no
-    // padding between 32-byte arrays): 32 bytes from block `b <= 15` stay
-    // inside `w`.
     // The pointers come from the whole `Wide` (not from the `h` field's
     // slice), so reading past a field stays within what they may read.
     let base = core::ptr::from_ref(w).cast::<u8>();
+    // SAFETY: `h` and `hk` are followed by `hk` and `tail` (`repr(C)`, no
+    // padding between 32-byte arrays): 32 bytes from block `b <= 15` stay
+    // inside `w`.
     let (h, hk) = unsafe {
         (
             _mm256_loadu_si256(base.add(core::mem::offset_of!(Wide, h) + 16 * b).cast()),

@@ -835,12 +835,12 @@ type Last = unsafe fn(&Wide, &LastOps<'_>, &mut Block, *const u8, *mut u8, usize
 #[target_feature(enable = "avx512f,vpclmulqdq")]
 unsafe fn mul_add_from(sum: &mut WideAcc, w: &Wide, x: __m512i, b: usize) {
     debug_assert!(b < LANES * REGS);
-    // SAFETY: `h` and `hk` are followed by `hk` and `tail` (`repr(C)`, no
-    // padding between 64-byte arrays): 64 bytes from block `b <= 31` stay
-    // inside `w`.
     // The pointers come from the whole `Wide` (not from the `h` field's
     // slice), so reading past a field stays within what they may read.
     let base = core::ptr::from_ref(w).cast::<u8>();
+    // SAFETY: `h` and `hk` are followed by `hk` and `tail` (`repr(C)`, no
+    // padding between 64-byte arrays): 64 bytes from block `b <= 31` stay
+    // inside `w`.
     let (h, hk) = unsafe {
         (
             _mm512_loadu_si512(base.add(core::mem::offset_of!(Wide, h) + 16 * b).cast()),
