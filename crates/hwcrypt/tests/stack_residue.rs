@@ -179,7 +179,6 @@ mod residue {
         ("avx512", "xchacha20-poly1305", "decrypt", NoLto, &[Words]),
         ("avx512", "xchacha20-poly1305", "encrypt", NoLto, &[Words]),
         ("vaes-avx2", "aes-gcm", "decrypt", Any, &[Rk]),
-        ("vaes-avx2", "aes-gcm", "encrypt", Any, &[Rk]),
         // Short messages (AES-GCM's short and last-chunk kernels, and the
         // aesni kernels' partial last batch): 1-3 round keys.
         ("aesni", "aes-gcm", "decrypt 100 B", Any, &[Key, Rk]),
@@ -187,12 +186,6 @@ mod residue {
         ("aesni", "aes-gcm", "decrypt 300 B", Any, &[Rk]),
         ("vaes-avx2", "aes-gcm", "encrypt 100 B", Any, &[Key, Rk]),
         ("vaes-avx2", "aes-gcm", "encrypt 300 B", Any, &[Key, Rk]),
-        // soft GHASH: H, an argument of the field multiplication, spilled
-        // by the fat-LTO build since the seal path was restructured.
-        ("soft", "aes-gcm", "encrypt", Any, &[H]),
-        ("soft", "aes-gcm", "encrypt 20 B", Any, &[H]),
-        ("soft", "aes-gcm", "encrypt 100 B", Any, &[H]),
-        ("soft", "aes-gcm", "encrypt 300 B", Any, &[H]),
         ("vaes-avx512", "aes-cbc", "decrypt", NoLto, &[Key, Rk]),
         ("vaes-avx512", "aes-ecb", "decrypt", NoLto, &[Key, Rk]),
         ("vaes-avx512", "aes-ecb", "encrypt", NoLto, &[Key, Rk]),

@@ -52,7 +52,10 @@ fn clmul64(x: u64, y: u64) -> (u64, u64) {
     (hi, lo)
 }
 
-/// `a * b` in GF(2^128), both reflected (see the module docs).
+/// `a * b` in GF(2^128), both reflected (see the module docs). Always
+/// inlined: called, it spilled `H` where the stack-residue test found it
+/// after a seal.
+#[inline(always)]
 fn gf_mul(a: u128, b: u128) -> u128 {
     let (a1, a0) = ((a >> 64) as u64, a as u64);
     let (b1, b0) = ((b >> 64) as u64, b as u64);
