@@ -30,6 +30,34 @@ pub(crate) trait SealOpen: Send + 'static {
     fn rekey(&mut self, key: &[u8]);
 }
 
+/// What an AEAD workload does with a key (the peers pick it by name).
+#[cfg(feature = "peers")]
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Shape {
+    /// [`seal`] messages of this many bytes.
+    Seal(usize),
+    /// [`open`] messages of this many bytes.
+    Open(usize),
+    /// [`connection`]: new keys, each sealing one message.
+    Connection,
+}
+
+/// The workload of `shape` on `key` (its concrete type: every library is
+/// called without dynamic dispatch, as hwcrypt is).
+#[cfg(feature = "peers")]
+pub(crate) fn build<K: SealOpen>(
+    key: K,
+    shape: Shape,
+    key_len: usize,
+    aad: &[u8],
+) -> Box<dyn Workload> {
+    match shape {
+        Shape::Seal(len) => seal(key, len, aad),
+        Shape::Open(len) => open(key, len, aad),
+        Shape::Connection => connection(key, key_len, aad),
+    }
+}
+
 /// Sealing `len`-byte messages in place, a fresh nonce per message.
 pub(crate) fn seal<K: SealOpen>(key: K, len: usize, aad: &[u8]) -> Box<dyn Workload> {
     let aad = aad.to_vec();

@@ -2,7 +2,7 @@
 //! way its API is meant to be used for one message at a time: key made
 //! once, the IV / nonce reset per message without a new key schedule.
 
-use super::aead::{self, SealOpen, nonce_of};
+use super::aead::{self, SealOpen, Shape, nonce_of};
 use super::catalog::{Cipher, KeyKind, Mode};
 use super::measure::{Workload, bench_key, keys, messages};
 use super::{Implementation, PeerInfo, iv_for};
@@ -71,7 +71,7 @@ const OK: &str = "valid sizes and keys";
 /// The workload of `peer` for `cipher` with `len`-byte messages (AEADs with
 /// `aad`); `None` if the peer does not implement the cipher.
 pub(crate) fn workload(peer: &str, cipher: &Cipher, len: usize, aad: &[u8]) -> Option<Made> {
-    if let Some(made) = aead_workload(peer, cipher, len, aad) {
+    if let Some(made) = aead_cell(peer, cipher, len, aad) {
         return Some(made);
     }
     match peer {
@@ -92,8 +92,7 @@ pub(crate) fn key_setup(peer: &str, kind: KeyKind, aad: &[u8]) -> Option<Made> {
     };
     if let Some(mode) = mode {
         let len = kind.key_len();
-        let key = &bench_key()[..len];
-        return Some(aead_key(peer, mode, key)?.map(|k| k.connection(len, aad)));
+        return aead_workload(peer, mode, &bench_key()[..len], Shape::Connection, aad);
     }
     match peer {
         "openssl" => ossl::key_setup(kind),
@@ -105,59 +104,28 @@ pub(crate) fn key_setup(peer: &str, kind: KeyKind, aad: &[u8]) -> Option<Made> {
     }
 }
 
-/// A peer's AEAD key, boxed so that one of several types can be returned.
-pub(crate) struct PeerAead(Box<dyn SealOpen>);
-
-impl SealOpen for PeerAead {
-    fn seal(&mut self, n: u64, aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
-        self.0.seal(n, aad, buf)
-    }
-    fn open(&mut self, n: u64, aad: &[u8], buf: &mut [u8], tag: &[u8; 16]) -> bool {
-        self.0.open(n, aad, buf, tag)
-    }
-    fn rekey(&mut self, key: &[u8]) {
-        self.0.rekey(key);
-    }
-}
-
-impl PeerAead {
-    fn new(k: impl SealOpen) -> PeerAead {
-        PeerAead(Box::new(k))
-    }
-
-    fn connection(self, key_len: usize, aad: &[u8]) -> Box<dyn Workload> {
-        aead::connection(self, key_len, aad)
-    }
-}
-
-/// `peer`'s AEAD key for the seal mode `mode` (AES-GCM, ChaCha20-Poly1305,
-/// XChaCha20-Poly1305); `None` if the peer lacks it.
-fn aead_key(peer: &str, mode: Mode, key: &[u8]) -> Option<Result<PeerAead, String>> {
+/// `peer`'s AEAD workload of `shape` for the seal mode `mode` (AES-GCM,
+/// ChaCha20-Poly1305, XChaCha20-Poly1305); `None` if the peer lacks it.
+fn aead_workload(peer: &str, mode: Mode, key: &[u8], shape: Shape, aad: &[u8]) -> Option<Made> {
     match peer {
-        "openssl" => ossl::aead(mode, key),
-        "ring" => ring_aead::aead(mode, key),
-        "aws-lc-rs" => awslc::aead(mode, key),
-        "graviola" => grav::aead(mode, key),
-        "rustcrypto" => rc::aead(mode, key),
+        "openssl" => ossl::aead(mode, key, shape, aad),
+        "ring" => ring_aead::aead(mode, key, shape, aad),
+        "aws-lc-rs" => awslc::aead(mode, key, shape, aad),
+        "graviola" => grav::aead(mode, key, shape, aad),
+        "rustcrypto" => rc::aead(mode, key, shape, aad),
         _ => None,
     }
 }
 
-fn aead_workload(peer: &str, c: &Cipher, len: usize, aad: &[u8]) -> Option<Made> {
-    let (mode, open) = match c.mode {
-        Mode::Gcm | Mode::ChaCha20Poly1305 | Mode::XChaCha20Poly1305 => (c.mode, false),
-        Mode::GcmOpen => (Mode::Gcm, true),
-        Mode::ChaCha20Poly1305Open => (Mode::ChaCha20Poly1305, true),
+/// The AEAD workload of `peer` for `c` (sealing or opening), if it is an AEAD.
+fn aead_cell(peer: &str, c: &Cipher, len: usize, aad: &[u8]) -> Option<Made> {
+    let (mode, shape) = match c.mode {
+        Mode::Gcm | Mode::ChaCha20Poly1305 | Mode::XChaCha20Poly1305 => (c.mode, Shape::Seal(len)),
+        Mode::GcmOpen => (Mode::Gcm, Shape::Open(len)),
+        Mode::ChaCha20Poly1305Open => (Mode::ChaCha20Poly1305, Shape::Open(len)),
         _ => return None,
     };
-    let key = aead_key(peer, mode, &bench_key()[..c.key_len])?;
-    Some(key.map(|k| {
-        if open {
-            aead::open(k, len, aad)
-        } else {
-            aead::seal(k, len, aad)
-        }
-    }))
+    aead_workload(peer, mode, &bench_key()[..c.key_len], shape, aad)
 }
 
 fn tag16(t: &[u8]) -> [u8; 16] {
@@ -244,12 +212,12 @@ mod ossl {
         }
     }
 
-    pub(super) fn aead(mode: Mode, key: &[u8]) -> Option<Result<PeerAead, String>> {
+    pub(super) fn aead(mode: Mode, key: &[u8], shape: Shape, aad: &[u8]) -> Option<Made> {
         let evp = match mode {
             Mode::Gcm | Mode::ChaCha20Poly1305 => evp(mode, key.len())?,
             _ => return None,
         };
-        Some(ctx(evp, key, false).map(|c| PeerAead::new(Evp1(c))))
+        Some(ctx(evp, key, false).map(|c| aead::build(Evp1(c), shape, key.len(), aad)))
     }
 
     pub(super) fn workload(c: &Cipher, len: usize) -> Option<Made> {
@@ -336,13 +304,10 @@ mod ring_aead {
         }
     }
 
-    pub(super) fn aead(mode: Mode, key: &[u8]) -> Option<Result<PeerAead, String>> {
+    pub(super) fn aead(mode: Mode, key: &[u8], shape: Shape, aad: &[u8]) -> Option<Made> {
         let alg = alg(mode, key.len())?;
-        Some(
-            UnboundKey::new(alg, key)
-                .map(|k| PeerAead::new(Ring(LessSafeKey::new(k), alg)))
-                .map_err(err),
-        )
+        let k = UnboundKey::new(alg, key).map_err(err);
+        Some(k.map(|k| aead::build(Ring(LessSafeKey::new(k), alg), shape, key.len(), aad)))
     }
 
     pub(super) fn key_setup(kind: KeyKind) -> Option<Made> {
@@ -406,7 +371,7 @@ mod grav {
         }
     }
 
-    pub(super) fn aead(mode: Mode, key: &[u8]) -> Option<Result<PeerAead, String>> {
+    pub(super) fn aead(mode: Mode, key: &[u8], shape: Shape, aad: &[u8]) -> Option<Made> {
         // Where its assembly cannot run, graviola has no rows.
         if !graviola::util::is_cpu_supported() {
             return None;
@@ -417,7 +382,7 @@ mod grav {
             (Mode::XChaCha20Poly1305, _) => Grav::XChaCha(XChaCha20Poly1305::new(key32(key))),
             _ => return None,
         };
-        Some(Ok(PeerAead::new(k)))
+        Some(Ok(aead::build(k, shape, key.len(), aad)))
     }
 
     pub(super) fn key_setup(kind: KeyKind) -> Option<Made> {
@@ -509,13 +474,10 @@ mod awslc {
         }
     }
 
-    pub(super) fn aead(mode: Mode, key: &[u8]) -> Option<Result<PeerAead, String>> {
+    pub(super) fn aead(mode: Mode, key: &[u8], shape: Shape, aad: &[u8]) -> Option<Made> {
         let alg = aead_alg(mode, key.len())?;
-        Some(
-            UnboundKey::new(alg, key)
-                .map(|k| PeerAead::new(AwsLc(LessSafeKey::new(k), alg)))
-                .map_err(err),
-        )
+        let k = UnboundKey::new(alg, key).map_err(err);
+        Some(k.map(|k| aead::build(AwsLc(LessSafeKey::new(k), alg), shape, key.len(), aad)))
     }
 
     pub(super) fn workload(c: &Cipher, len: usize) -> Option<Made> {
@@ -713,16 +675,17 @@ mod rc {
         }
     }
 
-    fn rc<A: AeadInOut + KeyInit + Send + 'static>(key: &[u8]) -> Result<PeerAead, String> {
-        Ok(PeerAead::new(Rc(A::new_from_slice(key).map_err(err)?)))
+    fn rc<A: AeadInOut + KeyInit + Send + 'static>(key: &[u8], shape: Shape, aad: &[u8]) -> Made {
+        let k = Rc(A::new_from_slice(key).map_err(err)?);
+        Ok(aead::build(k, shape, key.len(), aad))
     }
 
-    pub(super) fn aead(mode: Mode, key: &[u8]) -> Option<Result<PeerAead, String>> {
+    pub(super) fn aead(mode: Mode, key: &[u8], shape: Shape, aad: &[u8]) -> Option<Made> {
         Some(match (mode, key.len()) {
-            (Mode::Gcm, 16) => rc::<Aes128Gcm>(key),
-            (Mode::Gcm, 32) => rc::<Aes256Gcm>(key),
-            (Mode::ChaCha20Poly1305, _) => rc::<ChaCha20Poly1305>(key),
-            (Mode::XChaCha20Poly1305, _) => rc::<XChaCha20Poly1305>(key),
+            (Mode::Gcm, 16) => rc::<Aes128Gcm>(key, shape, aad),
+            (Mode::Gcm, 32) => rc::<Aes256Gcm>(key, shape, aad),
+            (Mode::ChaCha20Poly1305, _) => rc::<ChaCha20Poly1305>(key, shape, aad),
+            (Mode::XChaCha20Poly1305, _) => rc::<XChaCha20Poly1305>(key, shape, aad),
             _ => return None,
         })
     }
