@@ -85,6 +85,8 @@ mod stream;
 #[cfg(target_arch = "x86_64")]
 mod aesni_clmul;
 #[cfg(target_arch = "x86_64")]
+mod one_pass;
+#[cfg(target_arch = "x86_64")]
 mod vaes_avx2;
 #[cfg(target_arch = "x86_64")]
 mod vaes_avx512;
@@ -495,8 +497,8 @@ impl AesGcm {
         }
         #[cfg(target_arch = "x86_64")]
         match &self.inner {
-            Inner::VaesAvx512(k) => return k.crypt::<DEC>(j0, aad, io),
-            Inner::VaesAvx2(k) => return k.crypt::<DEC>(j0, aad, io),
+            Inner::VaesAvx512(k) => return one_pass::crypt::<_, DEC>(&**k, j0, aad, io),
+            Inner::VaesAvx2(k) => return one_pass::crypt::<_, DEC>(&**k, j0, aad, io),
             _ => {}
         }
         let mask = self.encrypt_counter(j0);

@@ -12,7 +12,7 @@
 //! broadcast or paired into ymm when the key is made.
 //!
 //! What is left after the last whole chunk (under 256 bytes): in the
-//! one-shot API ([`Key::crypt`]), one pass of its own (`last`): its counter
+//! one-shot API ([`super::one_pass`]), one pass of its own (`last`): its counter
 //! blocks and `J0` through AES together, the chunk (zero-padded through a
 //! stack copy of the partial register), the lengths block and, when no whole
 //! chunk came before, up to 32 bytes of associated data multiplied against
@@ -28,6 +28,7 @@
 
 use super::aesni_clmul::{self, Acc};
 use super::inc32;
+use super::one_pass::{LastChunk, LastOps};
 use crate::aes::Block;
 use crate::cpu::{self, Features};
 use crate::inout::InOut;
@@ -313,7 +314,14 @@ impl WideAcc {
     #[inline]
     #[target_feature(enable = "avx2,vpclmulqdq")]
     fn mul_add(&mut self, w: &Wide, x: __m256i, j: usize) {
-        let (h, hk) = (power(&w.h[j]), power(&w.hk[j]));
+        self.mul_add_by(x, power(&w.h[j]), power(&w.hk[j]));
+    }
+
+    /// Adds the two products of `x` by the key powers `h`, whose
+    /// Karatsuba operands are `hk`.
+    #[inline]
+    #[target_feature(enable = "avx2,vpclmulqdq")]
+    fn mul_add_by(&mut self, x: __m256i, h: __m256i, hk: __m256i) {
         self.lo = _mm256_xor_si256(self.lo, _mm256_clmulepi64_epi128::<0x00>(x, h));
         self.hi = _mm256_xor_si256(self.hi, _mm256_clmulepi64_epi128::<0x11>(x, h));
         let xk = _mm256_xor_si256(x, _mm256_shuffle_epi32::<0x4e>(x));
@@ -670,99 +678,77 @@ fn keep(x: __m256i, n: usize) -> __m256i {
     })
 }
 
-impl Key {
-    /// Seals (`DEC` false) or opens `io` under `J0` = `j0` after the
-    /// associated data `aad`, and returns the full tag: whole chunks on the
-    /// stitched kernels, then the rest (under 256 bytes) in one pass,
-    /// `E(K, J0)` beside its counter blocks, and its GHASH and the lengths
-    /// block's (and, for a message under one chunk, the associated data's)
-    /// under one reduction.
-    pub(crate) fn crypt<const DEC: bool>(&self, j0: u128, aad: &[u8], io: InOut<'_>) -> Block {
-        let len = io.len();
-        let bulk = len / CHUNK * CHUNK;
-        let t = len - bulk;
-        let blocks = t.div_ceil(16);
-        let windowed = bulk == 0
-            && t > 0
-            && aad.len() <= WINDOW_AAD_MAX
-            && aad.len().div_ceil(16) + blocks < 16;
-        // Without a last chunk, `E(K, J0)` goes first, so that its
-        // latency overlaps the chunks'.
-        let early = (t == 0).then(|| self.encrypt_counter(j0));
-        let mut acc = [0u8; 16];
-        if !windowed {
-            self.ghash(&mut acc, aad);
-        }
-        let (head, mut tail) = io.split_at(bulk);
-        let counter = inc32(j0, 1);
-        if !head.is_empty() {
-            if DEC {
-                self.decrypt(counter, &mut acc, head);
-            } else {
-                self.encrypt(counter, &mut acc, head);
-            }
-        }
-        let lengths = (u128::from(aad.len() as u64 * 8) << 64) | u128::from(len as u64 * 8);
-        // With 16 blocks of ciphertext the lengths block would need `H^17`:
-        // it is absorbed on its own then (t > 240 only).
-        let alone = t == 0 || (!windowed && blocks == 16);
-        let mut mask = if let Some(mask) = early {
-            mask
+impl LastChunk for Key {
+    const CHUNK: usize = CHUNK;
+    const OPERANDS: usize = 16;
+    const AAD_MAX: usize = WINDOW_AAD_MAX;
+
+    fn encrypt_counter(&self, c: u128) -> Block {
+        Key::encrypt_counter(self, c)
+    }
+
+    fn absorb(&self, acc: &mut Block, x: u128) {
+        Key::absorb(self, acc, x);
+    }
+
+    fn ghash(&self, acc: &mut Block, data: &[u8]) {
+        Key::ghash(self, acc, data);
+    }
+
+    fn chunks<const DEC: bool>(&self, counter: u128, acc: &mut Block, io: InOut<'_>) {
+        if DEC {
+            self.decrypt(counter, acc, io);
         } else {
-            let (src, dst) = tail.ptrs();
-            let ops = LastOps {
-                j0,
-                counter: inc32(counter, (bulk / 16) as u32),
-                aad: if windowed { aad } else { &[] },
-                lengths: if alone { None } else { Some(lengths) },
-            };
-            let pick = |k: [Last; REGS]| k[t.div_ceil(32) - 1];
-            let f = match self.narrow.rounds() {
-                10 => pick([
-                    last::<10, 1, DEC>,
-                    last::<10, 2, DEC>,
-                    last::<10, 3, DEC>,
-                    last::<10, 4, DEC>,
-                    last::<10, 5, DEC>,
-                    last::<10, 6, DEC>,
-                    last::<10, 7, DEC>,
-                    last::<10, 8, DEC>,
-                ]),
-                12 => pick([
-                    last::<12, 1, DEC>,
-                    last::<12, 2, DEC>,
-                    last::<12, 3, DEC>,
-                    last::<12, 4, DEC>,
-                    last::<12, 5, DEC>,
-                    last::<12, 6, DEC>,
-                    last::<12, 7, DEC>,
-                    last::<12, 8, DEC>,
-                ]),
-                _ => pick([
-                    last::<14, 1, DEC>,
-                    last::<14, 2, DEC>,
-                    last::<14, 3, DEC>,
-                    last::<14, 4, DEC>,
-                    last::<14, 5, DEC>,
-                    last::<14, 6, DEC>,
-                    last::<14, 7, DEC>,
-                    last::<14, 8, DEC>,
-                ]),
-            };
-            // SAFETY: a `Key` exists only if the features were detected;
-            // `t` bytes at `src` are readable and at `dst` writable, equal
-            // or not overlapping (`InOut`); `t` is within the `N`
-            // registers of the kernel picked; the operands fit (above).
-            unsafe { f(&self.w, &ops, &mut acc, src, dst, t) }
+            self.encrypt(counter, acc, io);
+        }
+    }
+
+    fn last<const DEC: bool>(
+        &self,
+        ops: &LastOps<'_>,
+        acc: &mut Block,
+        mut io: InOut<'_>,
+    ) -> Block {
+        let t = io.len();
+        let (src, dst) = io.ptrs();
+        let pick = |k: [Last; REGS]| k[t.div_ceil(32) - 1];
+        let f = match self.narrow.rounds() {
+            10 => pick([
+                last::<10, 1, DEC>,
+                last::<10, 2, DEC>,
+                last::<10, 3, DEC>,
+                last::<10, 4, DEC>,
+                last::<10, 5, DEC>,
+                last::<10, 6, DEC>,
+                last::<10, 7, DEC>,
+                last::<10, 8, DEC>,
+            ]),
+            12 => pick([
+                last::<12, 1, DEC>,
+                last::<12, 2, DEC>,
+                last::<12, 3, DEC>,
+                last::<12, 4, DEC>,
+                last::<12, 5, DEC>,
+                last::<12, 6, DEC>,
+                last::<12, 7, DEC>,
+                last::<12, 8, DEC>,
+            ]),
+            _ => pick([
+                last::<14, 1, DEC>,
+                last::<14, 2, DEC>,
+                last::<14, 3, DEC>,
+                last::<14, 4, DEC>,
+                last::<14, 5, DEC>,
+                last::<14, 6, DEC>,
+                last::<14, 7, DEC>,
+                last::<14, 8, DEC>,
+            ]),
         };
-        if alone {
-            self.absorb(&mut acc, lengths);
-        }
-        for (b, a) in mask.iter_mut().zip(&acc) {
-            *b ^= a;
-        }
-        crate::secret::wipe_bytes(&mut acc);
-        mask
+        // SAFETY: a `Key` exists only if the features were detected; `t`
+        // bytes at `src` are readable and at `dst` writable, equal or not
+        // overlapping (`InOut`); `0 < t < CHUNK` is within the `N` registers
+        // of the kernel picked; the operands fit (the caller).
+        unsafe { f(&self.w, ops, acc, src, dst, t) }
     }
 }
 
@@ -793,20 +779,6 @@ unsafe fn after(k: &mut __m256i, a: __m256i, b: __m256i, c: __m256i) {
     }
 }
 
-/// What the last-chunk kernel hashes besides the ciphertext, and its counters.
-struct LastOps<'a> {
-    /// `J0`: `E(K, J0)` is returned.
-    j0: u128,
-    /// The first counter block of the chunk.
-    counter: u128,
-    /// Associated data hashed before the ciphertext (at most
-    /// [`WINDOW_AAD_MAX`] bytes; empty when `acc` holds its hash already).
-    aad: &'a [u8],
-    /// The lengths block, hashed after the ciphertext (`None`: the caller
-    /// absorbs it).
-    lengths: Option<u128>,
-}
-
 type Last = unsafe fn(&Wide, &LastOps<'_>, &mut Block, *const u8, *mut u8, usize) -> Block;
 
 /// `x` times the two consecutive key powers from `H^(16 - b)` (lane `i` by
@@ -832,10 +804,7 @@ unsafe fn mul_add_from(sum: &mut WideAcc, w: &Wide, x: __m256i, b: usize) {
             _mm256_loadu_si256(base.add(core::mem::offset_of!(Wide, hk) + 16 * b).cast()),
         )
     };
-    sum.lo = _mm256_xor_si256(sum.lo, _mm256_clmulepi64_epi128::<0x00>(x, h));
-    sum.hi = _mm256_xor_si256(sum.hi, _mm256_clmulepi64_epi128::<0x11>(x, h));
-    let xk = _mm256_xor_si256(x, _mm256_shuffle_epi32::<0x4e>(x));
-    sum.mid = _mm256_xor_si256(sum.mid, _mm256_clmulepi64_epi128::<0x00>(xk, hk));
+    sum.mul_add_by(x, h, hk);
 }
 
 /// CTR over the last `t` bytes (`32 * (N - 1) < t <= 32 * N`, so `t < 256`)

@@ -15,7 +15,7 @@
 //! wide multiply.
 //!
 //! What is left after the last whole chunk (under 512 bytes): in the
-//! one-shot API ([`Key::crypt`]) one pass of its own (`last`): masked zmm
+//! one-shot API ([`super::one_pass`]) one pass of its own (`last`): masked zmm
 //! loads and stores, `J0` through AES beside the counter blocks, and the
 //! chunk, the lengths block and (when no whole chunk came before) up to 64
 //! bytes of associated data multiplied in registers against an unaligned
@@ -36,6 +36,7 @@
 #![allow(unsafe_code)]
 
 use super::aesni_clmul::Acc;
+use super::one_pass::{LastChunk, LastOps};
 use super::{inc32, vaes_avx2};
 use crate::aes::Block;
 use crate::cpu::{self, Features};
@@ -393,7 +394,14 @@ impl WideAcc {
     #[inline]
     #[target_feature(enable = "avx512f,vpclmulqdq")]
     fn mul_add(&mut self, w: &Wide, x: __m512i, j: usize) {
-        let (h, hk) = (power(&w.h[j]), power(&w.hk[j]));
+        self.mul_add_by(x, power(&w.h[j]), power(&w.hk[j]));
+    }
+
+    /// Adds the four products of `x` by the key powers `h`, whose
+    /// Karatsuba operands are `hk`.
+    #[inline]
+    #[target_feature(enable = "avx2,vpclmulqdq,avx512f")]
+    fn mul_add_by(&mut self, x: __m512i, h: __m512i, hk: __m512i) {
         self.lo = _mm512_xor_si512(self.lo, _mm512_clmulepi64_epi128::<0x00>(x, h));
         self.hi = _mm512_xor_si512(self.hi, _mm512_clmulepi64_epi128::<0x11>(x, h));
         let xk = _mm512_xor_si512(x, _mm512_shuffle_epi32::<0x4e>(x));
@@ -709,117 +717,78 @@ fn first_bytes(r: usize) -> __mmask64 {
 /// (when the message has no whole chunk): four blocks.
 const WINDOW_AAD_MAX: usize = 64;
 
-impl Key {
-    /// Seals (`DEC` false) or opens `io` under `J0` = `j0` after the
-    /// associated data `aad`, and returns the full tag: whole chunks on the
-    /// stitched kernels, then the rest (under 512 bytes) in one pass with
-    /// masked loads and stores, `E(K, J0)` beside its counter blocks, and
-    /// its GHASH and the lengths block's (and, for a message under one
-    /// chunk, the associated data's) under one reduction.
-    pub(crate) fn crypt<const DEC: bool>(&self, j0: u128, aad: &[u8], io: InOut<'_>) -> Block {
-        let len = io.len();
-        let bulk = len / CHUNK * CHUNK;
-        let t = len - bulk;
-        let blocks = t.div_ceil(16);
-        // The associated data goes into the window when there is no chunk
-        // before it and the operands fit `H^32..H^1`; else first, apart.
-        let windowed = bulk == 0
-            && t > 0
-            && aad.len() <= WINDOW_AAD_MAX
-            && aad.len().div_ceil(16) + blocks < LANES * REGS;
-        // Without a last chunk, `E(K, J0)` goes first, so that its
-        // latency overlaps the chunks'.
-        let early = (t == 0).then(|| self.encrypt_counter(j0));
-        let mut acc = [0u8; 16];
-        if !windowed {
-            self.ghash(&mut acc, aad);
-        }
-        let (head, mut tail) = io.split_at(bulk);
-        let counter = inc32(j0, 1);
-        if !head.is_empty() {
-            if DEC {
-                self.decrypt(counter, &mut acc, head);
-            } else {
-                self.encrypt(counter, &mut acc, head);
-            }
-        }
-        let lengths = (u128::from(aad.len() as u64 * 8) << 64) | u128::from(len as u64 * 8);
-        // With 32 blocks of ciphertext the lengths block would need `H^33`:
-        // it is absorbed on its own then (t > 496 only).
-        let alone = t == 0 || (!windowed && blocks == LANES * REGS);
-        let mut mask = if let Some(mask) = early {
-            mask
-        } else {
-            let (src, dst) = tail.ptrs();
-            let c = inc32(counter, (bulk / 16) as u32);
-            let pick = |k: [Last; REGS]| k[t.div_ceil(64) - 1];
-            let f = match self.rounds() {
-                10 => pick([
-                    last::<10, 1, DEC>,
-                    last::<10, 2, DEC>,
-                    last::<10, 3, DEC>,
-                    last::<10, 4, DEC>,
-                    last::<10, 5, DEC>,
-                    last::<10, 6, DEC>,
-                    last::<10, 7, DEC>,
-                    last::<10, 8, DEC>,
-                ]),
-                12 => pick([
-                    last::<12, 1, DEC>,
-                    last::<12, 2, DEC>,
-                    last::<12, 3, DEC>,
-                    last::<12, 4, DEC>,
-                    last::<12, 5, DEC>,
-                    last::<12, 6, DEC>,
-                    last::<12, 7, DEC>,
-                    last::<12, 8, DEC>,
-                ]),
-                _ => pick([
-                    last::<14, 1, DEC>,
-                    last::<14, 2, DEC>,
-                    last::<14, 3, DEC>,
-                    last::<14, 4, DEC>,
-                    last::<14, 5, DEC>,
-                    last::<14, 6, DEC>,
-                    last::<14, 7, DEC>,
-                    last::<14, 8, DEC>,
-                ]),
-            };
-            let ops = LastOps {
-                j0,
-                counter: c,
-                aad: if windowed { aad } else { &[] },
-                lengths: if alone { None } else { Some(lengths) },
-            };
-            // SAFETY: a `Key` exists only if the features were detected;
-            // `t` bytes at `src` are readable and at `dst` writable, equal
-            // or not overlapping (`InOut`); `t` is within the `N`
-            // registers of the kernel picked; the operands fit (above).
-            unsafe { f(&self.w, &ops, &mut acc, src, dst, t) }
-        };
-        if alone {
-            self.absorb(&mut acc, lengths);
-        }
-        for (b, a) in mask.iter_mut().zip(&acc) {
-            *b ^= a;
-        }
-        crate::secret::wipe_bytes(&mut acc);
-        mask
-    }
-}
+impl LastChunk for Key {
+    const CHUNK: usize = CHUNK;
+    const OPERANDS: usize = LANES * REGS;
+    const AAD_MAX: usize = WINDOW_AAD_MAX;
 
-/// What the last-chunk kernel hashes besides the ciphertext, and its counters.
-struct LastOps<'a> {
-    /// `J0`: `E(K, J0)` is returned.
-    j0: u128,
-    /// The first counter block of the chunk.
-    counter: u128,
-    /// Associated data hashed before the ciphertext (at most
-    /// [`WINDOW_AAD_MAX`] bytes; empty when `acc` holds its hash already).
-    aad: &'a [u8],
-    /// The lengths block, hashed after the ciphertext (`None`: the caller
-    /// absorbs it).
-    lengths: Option<u128>,
+    fn encrypt_counter(&self, c: u128) -> Block {
+        Key::encrypt_counter(self, c)
+    }
+
+    fn absorb(&self, acc: &mut Block, x: u128) {
+        Key::absorb(self, acc, x);
+    }
+
+    fn ghash(&self, acc: &mut Block, data: &[u8]) {
+        Key::ghash(self, acc, data);
+    }
+
+    fn chunks<const DEC: bool>(&self, counter: u128, acc: &mut Block, io: InOut<'_>) {
+        if DEC {
+            self.decrypt(counter, acc, io);
+        } else {
+            self.encrypt(counter, acc, io);
+        }
+    }
+
+    fn last<const DEC: bool>(
+        &self,
+        ops: &LastOps<'_>,
+        acc: &mut Block,
+        mut io: InOut<'_>,
+    ) -> Block {
+        let t = io.len();
+        let (src, dst) = io.ptrs();
+        let pick = |k: [Last; REGS]| k[t.div_ceil(64) - 1];
+        let f = match self.rounds() {
+            10 => pick([
+                last::<10, 1, DEC>,
+                last::<10, 2, DEC>,
+                last::<10, 3, DEC>,
+                last::<10, 4, DEC>,
+                last::<10, 5, DEC>,
+                last::<10, 6, DEC>,
+                last::<10, 7, DEC>,
+                last::<10, 8, DEC>,
+            ]),
+            12 => pick([
+                last::<12, 1, DEC>,
+                last::<12, 2, DEC>,
+                last::<12, 3, DEC>,
+                last::<12, 4, DEC>,
+                last::<12, 5, DEC>,
+                last::<12, 6, DEC>,
+                last::<12, 7, DEC>,
+                last::<12, 8, DEC>,
+            ]),
+            _ => pick([
+                last::<14, 1, DEC>,
+                last::<14, 2, DEC>,
+                last::<14, 3, DEC>,
+                last::<14, 4, DEC>,
+                last::<14, 5, DEC>,
+                last::<14, 6, DEC>,
+                last::<14, 7, DEC>,
+                last::<14, 8, DEC>,
+            ]),
+        };
+        // SAFETY: a `Key` exists only if the features were detected; `t`
+        // bytes at `src` are readable and at `dst` writable, equal or not
+        // overlapping (`InOut`); `0 < t < CHUNK` is within the `N` registers
+        // of the kernel picked; the operands fit (the caller).
+        unsafe { f(&self.w, ops, acc, src, dst, t) }
+    }
 }
 
 type Last = unsafe fn(&Wide, &LastOps<'_>, &mut Block, *const u8, *mut u8, usize) -> Block;
@@ -847,10 +816,7 @@ unsafe fn mul_add_from(sum: &mut WideAcc, w: &Wide, x: __m512i, b: usize) {
             _mm512_loadu_si512(base.add(core::mem::offset_of!(Wide, hk) + 16 * b).cast()),
         )
     };
-    sum.lo = _mm512_xor_si512(sum.lo, _mm512_clmulepi64_epi128::<0x00>(x, h));
-    sum.hi = _mm512_xor_si512(sum.hi, _mm512_clmulepi64_epi128::<0x11>(x, h));
-    let xk = _mm512_xor_si512(x, _mm512_shuffle_epi32::<0x4e>(x));
-    sum.mid = _mm512_xor_si512(sum.mid, _mm512_clmulepi64_epi128::<0x00>(xk, hk));
+    sum.mul_add_by(x, h, hk);
 }
 
 /// The block `v` (a 128-bit integer) in lane `i` of a register, others zero.
