@@ -82,6 +82,19 @@ impl Key {
         self.rounds
     }
 
+    /// The encryption schedule (entries past `rounds` are zero): the wide
+    /// backends broadcast its round keys into their registers as they load
+    /// them, so it is the only schedule they keep.
+    pub(crate) fn enc_keys(&self) -> &RoundKeys {
+        &self.enc
+    }
+
+    /// The decryption schedule of the equivalent inverse cipher (see
+    /// [`Key::decryption_round_keys`]; entries past `rounds` are zero).
+    pub(crate) fn dec_keys(&self) -> &RoundKeys {
+        &self.dec
+    }
+
     /// The `rounds + 1` encryption round keys.
     pub(crate) fn encryption_round_keys(&self) -> &[Block] {
         &self.enc.0[..=self.rounds]

@@ -3,8 +3,9 @@
 //! The parallel kernels (ECB, CBC decryption, CFB128 decryption, CTR) keep
 //! eight ymm registers — sixteen blocks — in flight per iteration, enough to
 //! cover the `vaesenc` latency at two instructions per cycle; each round key is
-//! loaded once per round and applied to all eight. The round keys are
-//! broadcast to both 128-bit lanes once, when the key is made. The serial
+//! loaded once per round and applied to all eight, broadcast to both
+//! 128-bit lanes by the load itself (the key keeps one 16-byte block per
+//! round, the AES-NI schedule). The serial
 //! kernels (single blocks, CBC/CFB128 encryption, OFB) are latency-bound and
 //! gain nothing from ymm: they run on the AES-NI key kept alongside.
 //!
@@ -28,47 +29,27 @@ use kernels::{ctr, ecb, feedback_decrypt};
 mod xts;
 use xts::{xts_clmul, xts_shift};
 
-/// Round keys, each broadcast to both 128-bit lanes, 32-byte aligned so the
-/// kernels may use aligned loads.
-#[repr(C, align(32))]
-struct WideKeys([[u8; 32]; 15]);
-
-impl WideKeys {
-    /// Overwrites the schedule with `keys` in both lanes (`vbroadcasti128`);
-    /// unused entries are zeroed.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2.
-    #[target_feature(enable = "avx2")]
-    unsafe fn fill(&mut self, keys: &[Block]) {
-        for (i, w) in self.0.iter_mut().enumerate() {
-            let k = match keys.get(i) {
-                // SAFETY: `k` is 16 readable bytes.
-                Some(k) => unsafe { _mm_loadu_si128(k.as_ptr().cast()) },
-                None => _mm_setzero_si128(),
-            };
-            // SAFETY: `w` is 32 writable bytes, 32-byte aligned (`WideKeys` is `align(32)`).
-            unsafe { _mm256_store_si256(w.as_mut_ptr().cast(), _mm256_broadcastsi128_si256(k)) };
-        }
-    }
-}
+/// The round keys the wide kernels read: the AES-NI schedule itself, one
+/// 16-byte block per round, broadcast to both lanes as each is loaded
+/// (`vbroadcasti128` from memory: one load, no shuffle). One schedule
+/// instead of a second, broadcast copy keeps a key small (496 bytes), so
+/// making one writes and later wipes a third as much and its heap home
+/// comes from the allocator's small-size cache.
+pub(crate) use aesni::RoundKeys;
 
 /// Expanded AES key for the VAES-AVX2 backend. It lives in a
 /// [`SecretBox`] (made by [`Key::boxed`] after the features were detected),
 /// which wipes it on drop.
 pub(crate) struct Key {
-    /// The AES-NI key: the serial kernels, and the source of the wide keys.
+    /// The AES-NI key: the serial kernels, and the round keys of the wide
+    /// ones.
     narrow: aesni::Key,
-    /// Encryption round keys, broadcast.
-    enc: WideKeys,
-    /// Decryption round keys (equivalent inverse cipher), broadcast.
-    dec: WideKeys,
     /// VPCLMULQDQ was detected and not masked off (`HWCRYPT_CPU`): the XTS
     /// kernels reduce tweaks with it.
     clmul: bool,
 }
 
-// SAFETY: plain arrays, an integer and bools: all-zero is valid, no drop
+// SAFETY: an AES-NI key and a bool: all-zero is valid, no drop
 // glue, no pointers. A zeroed key is only made after detection (`boxed`).
 unsafe impl Schedule for Key {}
 
@@ -98,8 +79,7 @@ impl Key {
         self.rekey(key);
     }
 
-    /// The AES-NI key kept alongside (the `vaes-avx512` backend builds its
-    /// zmm schedules from it).
+    /// The AES-NI key (the `vaes-avx512` backend's round keys too).
     pub(crate) fn narrow(&self) -> &aesni::Key {
         &self.narrow
     }
@@ -107,12 +87,16 @@ impl Key {
     /// Re-expands in place for `key` (16, 24 or 32 bytes, checked by the caller).
     pub(crate) fn rekey(&mut self, key: &[u8]) {
         self.narrow.rekey(key);
-        // SAFETY: a `Key` exists only after AVX2 (and the rest of
-        // `VAES_AVX2_FEATURES`) was detected.
-        unsafe {
-            self.enc.fill(self.narrow.encryption_round_keys());
-            self.dec.fill(self.narrow.decryption_round_keys());
-        }
+    }
+
+    /// The encryption schedule.
+    fn enc(&self) -> &RoundKeys {
+        self.narrow.enc_keys()
+    }
+
+    /// The decryption schedule (equivalent inverse cipher).
+    fn dec(&self) -> &RoundKeys {
+        self.narrow.dec_keys()
     }
 }
 
@@ -165,15 +149,15 @@ impl Key {
         io: InOut<'_>,
         decrypt: bool,
     ) {
-        let k2 = Some(&tweak_key.enc);
+        let k2 = Some(tweak_key.enc());
         super::count_xts_path(self.clmul);
         match (self.clmul, decrypt) {
             (true, false) => {
-                by_rounds_clmul!(self, xts_clmul::<_, false>(&self.enc, k2, tweak, io))
+                by_rounds_clmul!(self, xts_clmul::<_, false>(self.enc(), k2, tweak, io))
             }
-            (true, true) => by_rounds_clmul!(self, xts_clmul::<_, true>(&self.dec, k2, tweak, io)),
-            (false, false) => by_rounds!(self, xts_shift::<_, false>(&self.enc, k2, tweak, io)),
-            (false, true) => by_rounds!(self, xts_shift::<_, true>(&self.dec, k2, tweak, io)),
+            (true, true) => by_rounds_clmul!(self, xts_clmul::<_, true>(self.dec(), k2, tweak, io)),
+            (false, false) => by_rounds!(self, xts_shift::<_, false>(self.enc(), k2, tweak, io)),
+            (false, true) => by_rounds!(self, xts_shift::<_, true>(self.dec(), k2, tweak, io)),
         }
     }
 }
@@ -186,22 +170,22 @@ impl AesKernels for Key {
         self.narrow.decrypt_block(block);
     }
     fn ecb_encrypt(&self, io: InOut<'_>) {
-        by_rounds!(self, ecb::<_, false>(&self.enc, io));
+        by_rounds!(self, ecb::<_, false>(self.enc(), io));
     }
     fn ecb_decrypt(&self, io: InOut<'_>) {
-        by_rounds!(self, ecb::<_, true>(&self.dec, io));
+        by_rounds!(self, ecb::<_, true>(self.dec(), io));
     }
     fn cbc_encrypt(&self, chain: &mut Block, io: InOut<'_>) {
         self.narrow.cbc_encrypt(chain, io);
     }
     fn cbc_decrypt(&self, chain: &mut Block, io: InOut<'_>) {
-        by_rounds!(self, feedback_decrypt::<_, true>(&self.dec, chain, io));
+        by_rounds!(self, feedback_decrypt::<_, true>(self.dec(), chain, io));
     }
     fn cfb128_encrypt(&self, register: &mut Block, io: InOut<'_>) {
         self.narrow.cfb128_encrypt(register, io);
     }
     fn cfb128_decrypt(&self, register: &mut Block, io: InOut<'_>) {
-        by_rounds!(self, feedback_decrypt::<_, false>(&self.enc, register, io));
+        by_rounds!(self, feedback_decrypt::<_, false>(self.enc(), register, io));
     }
     fn ofb(&self, register: &mut Block, io: InOut<'_>) {
         self.narrow.ofb(register, io);
@@ -209,24 +193,24 @@ impl AesKernels for Key {
     fn xts_encrypt(&self, tweak: &mut Block, io: InOut<'_>) {
         super::count_xts_path(self.clmul);
         if self.clmul {
-            by_rounds_clmul!(self, xts_clmul::<_, false>(&self.enc, None, tweak, io));
+            by_rounds_clmul!(self, xts_clmul::<_, false>(self.enc(), None, tweak, io));
         } else {
-            by_rounds!(self, xts_shift::<_, false>(&self.enc, None, tweak, io));
+            by_rounds!(self, xts_shift::<_, false>(self.enc(), None, tweak, io));
         }
     }
     fn xts_decrypt(&self, tweak: &mut Block, io: InOut<'_>) {
         super::count_xts_path(self.clmul);
         if self.clmul {
-            by_rounds_clmul!(self, xts_clmul::<_, true>(&self.dec, None, tweak, io));
+            by_rounds_clmul!(self, xts_clmul::<_, true>(self.dec(), None, tweak, io));
         } else {
-            by_rounds!(self, xts_shift::<_, true>(&self.dec, None, tweak, io));
+            by_rounds!(self, xts_shift::<_, true>(self.dec(), None, tweak, io));
         }
     }
     fn ctr(&self, counter: &mut Block, width: CounterWidth, mut io: InOut<'_>) {
         let blocks = io.len() / 16;
         match width {
             CounterWidth::Low32 => {
-                by_rounds!(self, ctr::<_, true>(&self.enc, counter, io));
+                by_rounds!(self, ctr::<_, true>(self.enc(), counter, io));
             }
             CounterWidth::Full128 => {
                 // The kernel adds to the low 64 bits without carrying: split
@@ -237,7 +221,7 @@ impl AesKernels for Key {
                     let room = u128::from(u64::MAX - low) + 1;
                     let seg = (blocks - done).min(usize::try_from(room).unwrap_or(usize::MAX));
                     let (head, rest) = io.split_at(seg * 16);
-                    by_rounds!(self, ctr::<_, false>(&self.enc, counter, head));
+                    by_rounds!(self, ctr::<_, false>(self.enc(), counter, head));
                     width.add(counter, seg as u128);
                     io = rest;
                     done += seg;

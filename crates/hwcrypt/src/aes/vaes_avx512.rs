@@ -5,8 +5,8 @@
 //! iteration: `vaesenc` on zmm has a latency of about four cycles at two
 //! instructions per cycle, so eight independent registers keep both AES
 //! pipes busy. AVX-512's 32 vector registers hold the eight states and
-//! every round key at once (the keys are broadcast to all four lanes when
-//! the key is made). Tails of 1-3 blocks use masked loads and stores
+//! every round key at once (broadcast to all four lanes as they are loaded,
+//! once per call, from the one 16-byte-per-round schedule a key keeps). Tails of 1-3 blocks use masked loads and stores
 //! (`vmovdqu8` with a k-mask), so no block goes through a narrower path.
 //!
 //! * ECB: the blocks straight through the rounds.
@@ -43,45 +43,25 @@ use crate::registry::VAES_AVX512_FEATURES;
 use crate::secret::{Schedule, SecretBox};
 use core::arch::x86_64::*;
 
-/// Round keys, each broadcast to all four 128-bit lanes, 64-byte aligned.
-#[repr(C, align(64))]
-struct ZmmKeys([[u8; 64]; 15]);
-
-impl ZmmKeys {
-    /// Overwrites the schedule with `keys` in all four lanes
-    /// (`vbroadcasti32x4`); unused entries are zeroed.
-    ///
-    /// # Safety
-    /// The CPU must support AVX-512F.
-    #[target_feature(enable = "avx512f")]
-    unsafe fn fill(&mut self, keys: &[Block]) {
-        for (i, w) in self.0.iter_mut().enumerate() {
-            let k = match keys.get(i) {
-                // SAFETY: `k` is 16 readable bytes.
-                Some(k) => unsafe { _mm_loadu_si128(k.as_ptr().cast()) },
-                None => _mm_setzero_si128(),
-            };
-            // SAFETY: `w` is 64 writable bytes, 64-byte aligned (`ZmmKeys` is `align(64)`).
-            unsafe { _mm512_store_si512(w.as_mut_ptr().cast(), _mm512_broadcast_i32x4(k)) };
-        }
-    }
-}
+/// The round keys the zmm kernels read: the AES-NI schedule, one 16-byte
+/// block per round, broadcast to the four lanes as each is loaded
+/// (`vbroadcasti32x4` from memory). Kernels load them once per call into
+/// registers, so the broadcast costs what a 64-byte load did, and a key
+/// keeps one schedule (496 bytes) instead of three.
+use super::aesni::RoundKeys;
 
 /// Expanded AES key for the VAES-AVX512 backend. It lives in a
 /// [`SecretBox`] (made by [`Key::boxed`] after the features were detected),
 /// which wipes it on drop.
 pub(crate) struct Key {
     /// The VAES-AVX2 key: the serial kernels and CFB128 decryption, and
-    /// (through its AES-NI key) the source of the zmm schedules.
+    /// (through its AES-NI key) the round keys of the zmm kernels.
     base: vaes_avx2::Key,
-    /// Encryption round keys, broadcast.
-    enc: ZmmKeys,
-    /// Decryption round keys (equivalent inverse cipher), broadcast.
-    dec: ZmmKeys,
 }
 
-// SAFETY: plain arrays, integers and bools: all-zero is valid, no drop glue,
-// no pointers. A zeroed key is only made after detection (`boxed`).
+// SAFETY: a `vaes-avx2` key (byte arrays, an integer, bools): all-zero is
+// valid, no drop glue, no pointers. A zeroed key is only made after
+// detection (`boxed`).
 unsafe impl Schedule for Key {}
 
 impl Key {
@@ -98,24 +78,22 @@ impl Key {
         // `VAES_AVX2_FEATURES` and AES-NI's) was detected just above.
         let mut k = unsafe { SecretBox::<Key>::zeroed() };
         k.base.init(key);
-        k.fill_wide();
         Some(k)
-    }
-
-    /// The zmm schedules from the AES-NI ones.
-    fn fill_wide(&mut self) {
-        // SAFETY: a `Key` exists only after AVX-512F (and the rest of
-        // `VAES_AVX512_FEATURES`) was detected.
-        unsafe {
-            self.enc.fill(self.base.narrow().encryption_round_keys());
-            self.dec.fill(self.base.narrow().decryption_round_keys());
-        }
     }
 
     /// Re-expands in place for `key` (16, 24 or 32 bytes, checked by the caller).
     pub(crate) fn rekey(&mut self, key: &[u8]) {
         self.base.rekey(key);
-        self.fill_wide();
+    }
+
+    /// The encryption schedule.
+    fn enc(&self) -> &RoundKeys {
+        self.base.narrow().enc_keys()
+    }
+
+    /// The decryption schedule (equivalent inverse cipher).
+    fn dec(&self) -> &RoundKeys {
+        self.base.narrow().dec_keys()
     }
 }
 
@@ -124,16 +102,15 @@ impl Key {
 // into the kernels (same feature set).
 // ---------------------------------------------------------------------------
 
-/// The round keys `0..=R` of `keys` in registers (the rest zero): loaded
-/// once per call; LLVM keeps what fits in registers and reloads the rest
-/// as memory operands.
+/// The round keys `0..=R` of `keys` in registers, each broadcast to the
+/// four lanes (the rest zero): loaded once per call.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes")]
-fn round_keys<const R: usize>(keys: &ZmmKeys) -> [__m512i; 15] {
+fn round_keys<const R: usize>(keys: &RoundKeys) -> [__m512i; 15] {
     core::array::from_fn(|r| {
         if r <= R {
-            // SAFETY: `keys.0[r]` is 64 readable, 64-byte aligned bytes.
-            unsafe { _mm512_load_si512(keys.0[r].as_ptr().cast()) }
+            // SAFETY: `keys.0[r]` is 16 readable, 16-byte aligned bytes.
+            _mm512_broadcast_i32x4(unsafe { _mm_load_si128(keys.0[r].as_ptr().cast()) })
         } else {
             _mm512_setzero_si512()
         }
@@ -175,9 +152,9 @@ fn xts_cipher<const N: usize, const R: usize, const DEC: bool>(
 /// One block through the cipher on xmm (the tweak encryption of a unit).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes")]
-fn cipher1<const R: usize>(keys: &ZmmKeys, x: __m128i) -> __m128i {
+fn cipher1<const R: usize>(keys: &RoundKeys, x: __m128i) -> __m128i {
     let key = |r: usize| {
-        // SAFETY: the first 16 of the 64 readable, aligned bytes of `keys.0[r]`.
+        // SAFETY: the 16 readable, 16-byte aligned bytes of `keys.0[r]`.
         unsafe { _mm_load_si128(keys.0[r].as_ptr().cast()) }
     };
     let mut x = _mm_xor_si128(x, key(0));
@@ -332,8 +309,8 @@ fn mul_x1(t: __m128i) -> __m128i {
 /// mask; everything before them runs through the zmm loop.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes")]
 fn xts<const R: usize, const DEC: bool>(
-    keys: &ZmmKeys,
-    tweak_key: Option<&ZmmKeys>,
+    keys: &RoundKeys,
+    tweak_key: Option<&RoundKeys>,
     tweak: &mut Block,
     mut io: InOut<'_>,
 ) {
@@ -526,7 +503,7 @@ macro_rules! ladder {
 /// ECB encryption (`DEC = false`, encryption keys) or decryption
 /// (`DEC = true`, decryption keys) of the whole blocks of `io`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes")]
-fn ecb<const R: usize, const DEC: bool>(keys: &ZmmKeys, mut io: InOut<'_>) {
+fn ecb<const R: usize, const DEC: bool>(keys: &RoundKeys, mut io: InOut<'_>) {
     let (src, dst) = io.ptrs();
     let rk = round_keys::<R>(keys);
     macro_rules! chunk {
@@ -563,7 +540,7 @@ fn ecb<const R: usize, const DEC: bool>(keys: &ZmmKeys, mut io: InOut<'_>) {
 /// lane 3 and lanes 0-2 of the first ciphertext register (`valignq`); the
 /// other registers' come from a load 16 bytes before their own.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes")]
-fn cbc_dec<const R: usize>(keys: &ZmmKeys, chain: &mut Block, mut io: InOut<'_>) {
+fn cbc_dec<const R: usize>(keys: &RoundKeys, chain: &mut Block, mut io: InOut<'_>) {
     let (src, dst) = io.ptrs();
     let rk = round_keys::<R>(keys);
     // SAFETY: `chain` is 16 readable bytes.
@@ -650,7 +627,7 @@ fn add_lanes<const LOW32: bool>(x: __m512i, n: u32) -> __m512i {
 /// (not updated here). With `LOW32 = false` the low 64 bits of the counter
 /// must not wrap within `io` (the caller splits the call where they would).
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes")]
-fn ctr<const R: usize, const LOW32: bool>(keys: &ZmmKeys, counter: &Block, mut io: InOut<'_>) {
+fn ctr<const R: usize, const LOW32: bool>(keys: &RoundKeys, counter: &Block, mut io: InOut<'_>) {
     let (src, dst) = io.ptrs();
     let rk = round_keys::<R>(keys);
     let bswap = bswap_mask();
@@ -730,11 +707,11 @@ impl Key {
         io: InOut<'_>,
         decrypt: bool,
     ) {
-        let k2 = Some(&tweak_key.enc);
+        let k2 = Some(tweak_key.enc());
         if decrypt {
-            by_rounds!(self, xts::<_, true>(&self.dec, k2, tweak, io));
+            by_rounds!(self, xts::<_, true>(self.dec(), k2, tweak, io));
         } else {
-            by_rounds!(self, xts::<_, false>(&self.enc, k2, tweak, io));
+            by_rounds!(self, xts::<_, false>(self.enc(), k2, tweak, io));
         }
     }
 }
@@ -747,16 +724,16 @@ impl AesKernels for Key {
         self.base.decrypt_block(block);
     }
     fn ecb_encrypt(&self, io: InOut<'_>) {
-        by_rounds!(self, ecb::<_, false>(&self.enc, io));
+        by_rounds!(self, ecb::<_, false>(self.enc(), io));
     }
     fn ecb_decrypt(&self, io: InOut<'_>) {
-        by_rounds!(self, ecb::<_, true>(&self.dec, io));
+        by_rounds!(self, ecb::<_, true>(self.dec(), io));
     }
     fn cbc_encrypt(&self, chain: &mut Block, io: InOut<'_>) {
         self.base.cbc_encrypt(chain, io);
     }
     fn cbc_decrypt(&self, chain: &mut Block, io: InOut<'_>) {
-        by_rounds!(self, cbc_dec::<_>(&self.dec, chain, io));
+        by_rounds!(self, cbc_dec::<_>(self.dec(), chain, io));
     }
     fn cfb128_encrypt(&self, register: &mut Block, io: InOut<'_>) {
         self.base.cfb128_encrypt(register, io);
@@ -771,7 +748,7 @@ impl AesKernels for Key {
         let blocks = io.len() / 16;
         match width {
             CounterWidth::Low32 => {
-                by_rounds!(self, ctr::<_, true>(&self.enc, counter, io));
+                by_rounds!(self, ctr::<_, true>(self.enc(), counter, io));
                 width.add(counter, blocks as u128);
             }
             CounterWidth::Full128 => {
@@ -784,7 +761,7 @@ impl AesKernels for Key {
                     let room = u128::from(u64::MAX - low) + 1;
                     let seg = (blocks - done).min(usize::try_from(room).unwrap_or(usize::MAX));
                     let (head, rest) = io.split_at(seg * 16);
-                    by_rounds!(self, ctr::<_, false>(&self.enc, counter, head));
+                    by_rounds!(self, ctr::<_, false>(self.enc(), counter, head));
                     width.add(counter, seg as u128);
                     io = rest;
                     done += seg;
@@ -793,10 +770,10 @@ impl AesKernels for Key {
         }
     }
     fn xts_encrypt(&self, tweak: &mut Block, io: InOut<'_>) {
-        by_rounds!(self, xts::<_, false>(&self.enc, None, tweak, io));
+        by_rounds!(self, xts::<_, false>(self.enc(), None, tweak, io));
     }
     fn xts_decrypt(&self, tweak: &mut Block, io: InOut<'_>) {
-        by_rounds!(self, xts::<_, true>(&self.dec, None, tweak, io));
+        by_rounds!(self, xts::<_, true>(self.dec(), None, tweak, io));
     }
 }
 

@@ -13,25 +13,38 @@ use super::*;
 // inline into the kernels (same feature set).
 // ---------------------------------------------------------------------------
 
-/// Round key `r`, in both lanes.
+/// Round key `r`, in both lanes: `vbroadcasti128` straight from the
+/// schedule (a load-port operation, no shuffle).
 ///
-/// The load is volatile on purpose: otherwise LLVM hoists all 11-15 round keys
-/// out of the block loop into registers, leaving too few for eight blocks in
-/// flight, and spills the data instead. One load per round per iteration
-/// (the load ports are idle) keeps 8 data registers + 1 key register live.
+/// The load is an `asm!` block that LLVM must treat as having side effects
+/// (no `pure`), so it is neither hoisted nor merged: otherwise LLVM hoists
+/// all 11-15 round keys out of the block loop into registers, leaving too
+/// few for eight blocks in flight, and spills the data (or the keys, onto
+/// the stack) instead. One load per round per iteration (the load ports are
+/// idle) keeps 8 data registers + 1 key register live.
 #[inline]
 #[target_feature(enable = "avx2,vaes,aes")]
-pub(super) fn wide_key(keys: &WideKeys, r: usize) -> __m256i {
-    // SAFETY: `keys.0[r]` is 32 readable bytes; `WideKeys` is 32-byte aligned
-    // and its elements are 32 bytes long, so every element is 32-byte aligned.
-    unsafe { core::ptr::read_volatile(keys.0[r].as_ptr().cast::<__m256i>()) }
+pub(super) fn wide_key(keys: &RoundKeys, r: usize) -> __m256i {
+    let k: __m256i;
+    // SAFETY: the instruction reads the 16 bytes of `keys.0[r]` (readable,
+    // in bounds: indexing checked `r`) and writes only the output register.
+    unsafe {
+        core::arch::asm!(
+            "vbroadcasti128 {k}, xmmword ptr [{p}]",
+            k = lateout(ymm_reg) k,
+            p = in(reg) keys.0[r].as_ptr(),
+            options(readonly, nostack, preserves_flags),
+        );
+    }
+    k
 }
 
 /// Round key `r`, one lane.
 #[inline]
 #[target_feature(enable = "avx2,vaes,aes")]
-pub(super) fn narrow_key(keys: &WideKeys, r: usize) -> __m128i {
-    // SAFETY: the first 16 of the 32 readable, 32-byte aligned bytes of `keys.0[r]`.
+pub(super) fn narrow_key(keys: &RoundKeys, r: usize) -> __m128i {
+    // SAFETY: the 16 readable bytes of `keys.0[r]`, 16-byte aligned
+    // (`RoundKeys` is `align(16)` with 16-byte elements).
     unsafe { _mm_load_si128(keys.0[r].as_ptr().cast()) }
 }
 
@@ -41,7 +54,7 @@ pub(super) fn narrow_key(keys: &WideKeys, r: usize) -> __m128i {
 #[inline]
 #[target_feature(enable = "avx2,vaes,aes")]
 pub(super) fn cipher<const N: usize, const R: usize, const DEC: bool>(
-    keys: &WideKeys,
+    keys: &RoundKeys,
     mut x: [__m256i; N],
     fold: [__m256i; N],
 ) -> [__m256i; N] {
@@ -75,7 +88,7 @@ pub(super) fn cipher<const N: usize, const R: usize, const DEC: bool>(
 #[inline]
 #[target_feature(enable = "avx2,vaes,aes")]
 pub(super) fn cipher1<const R: usize, const DEC: bool>(
-    keys: &WideKeys,
+    keys: &RoundKeys,
     x: __m128i,
     fold: __m128i,
 ) -> __m128i {
@@ -204,7 +217,7 @@ macro_rules! ladder {
 /// ECB encryption (`DEC = false`, encryption keys) or decryption (`DEC = true`,
 /// decryption keys).
 #[target_feature(enable = "avx2,vaes,aes")]
-pub(super) fn ecb<const R: usize, const DEC: bool>(keys: &WideKeys, mut io: InOut<'_>) {
+pub(super) fn ecb<const R: usize, const DEC: bool>(keys: &RoundKeys, mut io: InOut<'_>) {
     let (src, dst) = io.ptrs();
     macro_rules! chunk {
         ($n:literal, $at:expr) => {{
@@ -243,7 +256,7 @@ pub(super) fn ecb<const R: usize, const DEC: bool>(keys: &WideKeys, mut io: InOu
 /// ciphertext block. Both are parallel: every C_{i-1} is known up front.
 #[target_feature(enable = "avx2,vaes,aes")]
 pub(super) fn feedback_decrypt<const R: usize, const CBC: bool>(
-    keys: &WideKeys,
+    keys: &RoundKeys,
     feedback: &mut Block,
     mut io: InOut<'_>,
 ) {
@@ -318,7 +331,7 @@ pub(super) fn add_lanes<const LOW32: bool>(x: __m256i, n: u32) -> __m256i {
 /// within `io` (the caller splits the call where they would).
 #[target_feature(enable = "avx2,vaes,aes")]
 pub(super) fn ctr<const R: usize, const LOW32: bool>(
-    keys: &WideKeys,
+    keys: &RoundKeys,
     counter: &Block,
     mut io: InOut<'_>,
 ) {

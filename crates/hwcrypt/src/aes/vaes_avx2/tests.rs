@@ -52,7 +52,7 @@ fn xts_kernels_agree() {
             let mut t0 = [0u8; 16];
             rng.fill(&mut t0);
             for dec in [false, true] {
-                let keys = if dec { &k.dec } else { &k.enc };
+                let keys = if dec { k.dec() } else { k.enc() };
                 let (mut a, mut b) = (input.clone(), input.clone());
                 let (mut ta, mut tb) = (t0, t0);
                 // SAFETY: `Key::boxed` succeeded (VAES_AVX2_FEATURES) and
@@ -375,14 +375,24 @@ fn ctr_counters_near_carry_points() {
     }
 }
 
+/// `wide_key` puts round key `r` of the AES-NI schedule in both lanes.
 #[test]
-fn key_is_none_or_matches_aesni_schedule() {
+fn wide_round_keys_are_the_aesni_schedule_broadcast() {
     let Some(k) = key(KEY256) else { return };
-    for (w, n) in k.enc.0.iter().zip(k.narrow.encryption_round_keys()) {
-        assert_eq!((&w[..16], &w[16..]), (&n[..], &n[..]));
-    }
-    for (w, n) in k.dec.0.iter().zip(k.narrow.decryption_round_keys()) {
-        assert_eq!((&w[..16], &w[16..]), (&n[..], &n[..]));
+    let pairs = [
+        (k.enc(), k.narrow.encryption_round_keys()),
+        (k.dec(), k.narrow.decryption_round_keys()),
+    ];
+    for (keys, want) in pairs {
+        for (r, n) in want.iter().enumerate() {
+            let mut w = [0u8; 32];
+            // SAFETY: `Key::boxed` succeeded, so AVX2, VAES and AES-NI were
+            // detected; `w` is 32 writable bytes.
+            unsafe {
+                _mm256_storeu_si256(w.as_mut_ptr().cast(), kernels::wide_key(keys, r));
+            }
+            assert_eq!((&w[..16], &w[16..]), (&n[..], &n[..]), "round key {r}");
+        }
     }
 }
 

@@ -103,8 +103,8 @@ macro_rules! xts_kernel {
     ($name:ident, $features:literal, $advance:ident) => {
         #[target_feature(enable = $features)]
         pub(super) fn $name<const R: usize, const DEC: bool>(
-            keys: &WideKeys,
-            tweak_key: Option<&WideKeys>,
+            keys: &RoundKeys,
+            tweak_key: Option<&RoundKeys>,
             tweak: &mut Block,
             mut io: InOut<'_>,
         ) {
