@@ -127,6 +127,12 @@ impl Key {
         &self.t.rk[..=self.rounds]
     }
 
+    /// `H^1..H^8` times `x^-1` as little-endian lanes (`p[k - 1] = H^k`):
+    /// the powers this key's table holds (the wide keys start from them).
+    pub(super) fn first_powers(&self) -> &[Block; BATCH] {
+        &self.t.h
+    }
+
     /// `H^1..H^N` times `x^-1` as little-endian lanes (`p[k - 1] = H^k`),
     /// for the wide backend; the caller wipes them.
     pub(super) fn powers_n<const N: usize>(&self) -> [Block; N] {

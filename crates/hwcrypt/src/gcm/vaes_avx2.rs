@@ -121,9 +121,21 @@ impl Key {
     pub(crate) fn init(&mut self, key: &[u8]) {
         self.narrow.init(key);
         let mut powers = self.narrow.powers_n::<{ 2 * REGS }>();
-        // SAFETY: a `Key` exists only after AVX2 was detected.
-        unsafe { self.w.fill(self.narrow.round_keys(), &powers) };
+        self.fill_wide(&powers);
         crate::secret::wipe_bytes(powers.as_flattened_mut());
+    }
+
+    /// The AES-NI key alone, in place (the `vaes-avx512` key computes the
+    /// powers for [`Key::fill_wide`] itself, four at a time).
+    pub(super) fn init_narrow(&mut self, key: &[u8]) {
+        self.narrow.init(key);
+    }
+
+    /// The wide tables from the AES-NI key's round keys and `powers`
+    /// (`powers[k - 1] = H^k`).
+    pub(super) fn fill_wide(&mut self, powers: &[Block; 2 * REGS]) {
+        // SAFETY: a `Key` exists only after AVX2 was detected.
+        unsafe { self.w.fill(self.narrow.round_keys(), powers) };
     }
 
     /// The AES-NI key kept alongside (for the `vaes-avx512` key's tables).

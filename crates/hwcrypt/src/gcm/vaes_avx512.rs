@@ -102,6 +102,55 @@ impl Wide {
     }
 }
 
+/// `H^1..H^32` (`p[k - 1] = H^k`, the representation of `aesni_clmul.rs`)
+/// from `H^1..H^8`, four powers per product: with `P1 = [H^1..H^4]` and
+/// `P2 = [H^5..H^8]`, `P3, P4 = P1, P2 times H^8` and `P5..P8 = P1..P4
+/// times H^16`, six lane-wise products in two dependent steps (the `aesni`
+/// doubling took 24 products for the same powers). The caller wipes them.
+///
+/// # Safety
+/// The CPU must support AVX-512F, AVX-512BW and VPCLMULQDQ.
+#[target_feature(enable = "avx512f,avx512bw,vpclmulqdq")]
+unsafe fn powers_32(first: &[Block; 8]) -> [Block; LANES * REGS] {
+    /// Lane-wise `a * b`, each lane reduced (schoolbook: four products).
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,vpclmulqdq")]
+    fn mul(a: __m512i, b: __m512i) -> __m512i {
+        let lo = _mm512_clmulepi64_epi128::<0x00>(a, b);
+        let hi = _mm512_clmulepi64_epi128::<0x11>(a, b);
+        let mid = _mm512_xor_si512(
+            _mm512_clmulepi64_epi128::<0x01>(a, b),
+            _mm512_clmulepi64_epi128::<0x10>(a, b),
+        );
+        // The reduction of `Acc::reduce`, in every lane.
+        let poly = _mm512_broadcast_i32x4(_mm_set_epi64x(0xc200_0000_0000_0000_u64 as i64, 1));
+        let t = _mm512_clmulepi64_epi128::<0x10>(lo, poly);
+        let mid = _mm512_ternarylogic_epi64::<0x96>(mid, t, _mm512_shuffle_epi32::<0x4e>(lo));
+        let t = _mm512_clmulepi64_epi128::<0x10>(mid, poly);
+        _mm512_ternarylogic_epi64::<0x96>(hi, t, _mm512_shuffle_epi32::<0x4e>(mid))
+    }
+    let flat = first.as_flattened();
+    // SAFETY: `first` is 128 readable bytes: 64 at offsets 0 and 64.
+    let (p1, p2) = unsafe {
+        (
+            _mm512_loadu_si512(flat.as_ptr().cast()),
+            _mm512_loadu_si512(flat.as_ptr().add(64).cast()),
+        )
+    };
+    // Lane 3 of `x` in all four lanes.
+    let top = |x: __m512i| _mm512_shuffle_i64x2::<0xff>(x, x);
+    let h8 = top(p2);
+    let (p3, p4) = (mul(p1, h8), mul(p2, h8));
+    let h16 = top(p4);
+    let p = [p1, p2, p3, p4, mul(p1, h16), mul(p2, h16), mul(p3, h16), mul(p4, h16)];
+    let mut out = [[0u8; 16]; LANES * REGS];
+    for (dst, x) in out.chunks_exact_mut(LANES).zip(p) {
+        // SAFETY: four blocks, 64 writable bytes.
+        unsafe { _mm512_storeu_si512(dst.as_flattened_mut().as_mut_ptr().cast(), x) };
+    }
+    out
+}
+
 /// The `vaes-avx512` AES-GCM key. It lives in a [`SecretBox`] (made by
 /// [`Key::boxed`] after the features were detected), which wipes it on drop.
 pub(crate) struct Key {
@@ -128,8 +177,11 @@ impl Key {
         // keys') were detected just above.
         let mut boxed = unsafe { SecretBox::<Key>::zeroed() };
         let k: &mut Key = &mut boxed;
-        k.narrow.init(key);
-        let mut powers = k.narrow.narrow().powers_n::<{ LANES * REGS }>();
+        k.narrow.init_narrow(key);
+        // SAFETY: the features were detected above.
+        let mut powers = unsafe { powers_32(k.narrow.narrow().first_powers()) };
+        let (low, _) = powers.split_first_chunk::<{ 2 * REGS }>()?;
+        k.narrow.fill_wide(low);
         // SAFETY: AVX-512F was detected above.
         unsafe { k.w.fill(k.narrow.narrow().round_keys(), &powers) };
         crate::secret::wipe_bytes(powers.as_flattened_mut());
