@@ -991,9 +991,18 @@ unsafe fn last<const R: usize, const N: usize, const DEC: bool>(
             unsafe { _mm512_maskz_loadu_epi8(keep, src.add(64 * i).cast()) }
         };
         let out = _mm512_maskz_mov_epi8(keep, _mm512_aesenclast_epi128(*b, _mm512_xor_si512(k, v)));
-        // SAFETY: the bytes of register `i` before `t` are writable
-        // (caller); masked-off bytes are not accessed.
-        unsafe { _mm512_mask_storeu_epi8(dst.add(64 * i).cast(), keep, out) };
+        if t - 64 * i >= 64 {
+            // A whole register: a plain store. Masked stores are slow to
+            // clear a later load of the caller's key value (on its stack)
+            // at the same address modulo 4 KiB (`alias-sweep`: up to 24%
+            // at 256 B on Zen 4).
+            // SAFETY: the 64 bytes of register `i` are writable (caller).
+            unsafe { _mm512_storeu_si512(dst.add(64 * i).cast(), out) };
+        } else {
+            // SAFETY: the bytes of register `i` before `t` are writable
+            // (caller); masked-off bytes are not accessed.
+            unsafe { _mm512_mask_storeu_epi8(dst.add(64 * i).cast(), keep, out) };
+        }
         if !DEC {
             // SAFETY: as above.
             unsafe { mul_add_from(&mut sum, w, operand(i, out, y), base + head + LANES * i) };
