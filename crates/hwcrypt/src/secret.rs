@@ -35,7 +35,16 @@ use std::alloc::{Layout, alloc, alloc_zeroed, dealloc, handle_alloc_error};
 /// references (so a byte copy is an independent, valid value). Whatever
 /// invariant a zeroed value must meet before use (CPU features detected for
 /// a backend key) is the business of [`SecretBox::zeroed`]'s caller.
-pub(crate) unsafe trait Schedule: Sized {}
+pub(crate) unsafe trait Schedule: Sized {
+    /// Values of the type exist only after AVX was detected (the wide
+    /// backends' keys; an implementor that sets this promises it), so a
+    /// [`SecretBox`] of one of 1 KiB or more, aligned to 32 bytes, is
+    /// zeroed on allocation and wiped on drop with 32-byte stores. For
+    /// these sizes glibc's `calloc` and `memset` use `rep stosb`, which
+    /// measured about half the speed on AMD Zen 4 (a 3.5 KiB GCM key:
+    /// ~35 ns each way).
+    const AVX: bool = false;
+}
 
 /// A [`Schedule`] whose zeroed value needs nothing else (no CPU feature):
 /// [`SecretBox::new`] makes one without `unsafe`.
@@ -88,6 +97,12 @@ impl<T: Schedule> SecretBox<T> {
         Layout::new::<T>()
     };
 
+    /// Zeroed and wiped with [`zero_wide`] (see [`Schedule::AVX`]).
+    const WIDE: bool = cfg!(all(target_arch = "x86_64", not(miri)))
+        && T::AVX
+        && size_of::<T>() >= 1024
+        && align_of::<T>() >= 32;
+
     /// A zeroed `T` on the heap, to be filled in place through `DerefMut`.
     ///
     /// # Safety
@@ -105,6 +120,17 @@ impl<T: Schedule> SecretBox<T> {
             // SAFETY: a fresh allocation of `size_of::<T>()` bytes; all-zero
             // is a valid `T` (`Schedule`).
             unsafe { core::ptr::write_bytes(p, 0, size_of::<T>()) };
+            return SecretBox { ptr };
+        }
+        if Self::WIDE {
+            // SAFETY: the layout has a non-zero size (checked in `LAYOUT`).
+            let p = unsafe { alloc(layout) };
+            let ptr = NonNull::new(p.cast::<T>()).unwrap_or_else(|| handle_alloc_error(layout));
+            // SAFETY: a fresh allocation of `size_of::<T>()` bytes, aligned
+            // to 32 (`WIDE`); AVX was detected (`T::AVX`, whose values the
+            // caller may make: this function's contract). All-zero is a
+            // valid `T` (`Schedule`).
+            unsafe { zero_wide(p, size_of::<T>()) };
             return SecretBox { ptr };
         }
         // SAFETY: the layout has a non-zero size (checked in `LAYOUT`).
@@ -126,6 +152,13 @@ impl<T: Schedule> SecretBox<T> {
     /// must keep (see the module docs); the value stays a valid `T`.
     pub(crate) fn wipe(&mut self) {
         let p = self.ptr.as_ptr().cast::<u8>();
+        if Self::WIDE {
+            // SAFETY: `size_of::<T>()` bytes we own exclusively, aligned to
+            // 32 (`WIDE`); a `T` exists, so AVX was detected (`T::AVX`).
+            unsafe { zero_wide(p, size_of::<T>()) };
+            barrier(p);
+            return;
+        }
         // SAFETY: `p` is the start of `size_of::<T>()` bytes we own
         // exclusively (`&mut self`); all-zero is a valid `T` (`Schedule`).
         unsafe { core::ptr::write_bytes(p, 0, size_of::<T>()) };
@@ -146,6 +179,36 @@ pub(crate) fn wipe_bytes(buf: &mut [u8]) {
 pub(crate) fn wipe_words(buf: &mut [u32]) {
     buf.fill(0);
     barrier(buf.as_mut_ptr().cast());
+}
+
+/// Zeroes `len` bytes at `p` with 32-byte stores (volatile: LLVM turns a
+/// plain loop of zero stores back into a `memset` call).
+///
+/// # Safety
+/// `p` is valid for writes of `len` bytes and 32-byte aligned; the CPU
+/// supports AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn zero_wide(p: *mut u8, len: usize) {
+    use core::arch::x86_64::{__m256i, _mm256_setzero_si256};
+    let mut i = 0;
+    while i + 32 <= len {
+        // SAFETY: `i + 32 <= len` writable bytes; `p + i` is 32-byte aligned.
+        unsafe { core::ptr::write_volatile(p.add(i).cast::<__m256i>(), _mm256_setzero_si256()) };
+        i += 32;
+    }
+    while i < len {
+        // SAFETY: `i < len`.
+        unsafe { core::ptr::write_volatile(p.add(i), 0) };
+        i += 1;
+    }
+}
+
+/// Never called: `SecretBox::WIDE` is false off x86-64.
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn zero_wide(p: *mut u8, len: usize) {
+    // SAFETY: the caller's promise.
+    unsafe { core::ptr::write_bytes(p, 0, len) };
 }
 
 /// Tells the compiler that memory at `p` may be read here, so stores to it
@@ -218,6 +281,33 @@ mod tests {
     struct Table([u64; 40]);
     // SAFETY: plain integers, no drop glue, no pointers.
     unsafe impl Schedule for Table {}
+
+    /// A schedule of the size and alignment that takes the 32-byte-store path.
+    #[repr(C, align(64))]
+    struct WideTable([u64; 200]);
+    // SAFETY: plain integers, no drop glue, no pointers; values are made
+    // below only after AVX was detected.
+    unsafe impl Schedule for WideTable {
+        const AVX: bool = true;
+    }
+
+    #[test]
+    fn wide_schedules_are_zeroed_and_wiped() {
+        if !crate::cpu::detected().contains(crate::cpu::Features::of(&[crate::cpu::Feature::Avx])) {
+            eprintln!("no AVX: skipped");
+            return;
+        }
+        assert!(cfg!(miri) || core::hint::black_box(SecretBox::<WideTable>::WIDE));
+        for _ in 0..4 {
+            // SAFETY: AVX was detected; `WideTable` has no other invariant.
+            let mut a = unsafe { SecretBox::<WideTable>::zeroed() };
+            assert!(a.0.iter().all(|&w| w == 0));
+            a.0.fill(u64::MAX);
+            a.wipe();
+            assert!(a.0.iter().all(|&w| w == 0));
+            a.0.fill(0x5a5a_5a5a);
+        }
+    }
 
     #[test]
     fn zeroed_filled_cloned_wiped() {

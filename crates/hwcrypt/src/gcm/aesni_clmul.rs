@@ -84,20 +84,29 @@ impl Key {
     /// straight into the table (GCM needs no decryption schedule), then the
     /// powers of H. `key` is 16, 24 or 32 bytes (the callers check).
     pub(crate) fn init(&mut self, key: &[u8]) {
+        self.init_round_keys(key);
+        let mut h1 = self.h1();
+        // SAFETY: a `Key` exists only after PCLMULQDQ was detected.
+        let mut powers: [Block; BATCH] = unsafe { powers_from(core::slice::from_ref(&h1)) };
+        self.set_first_powers(&powers);
+        // Copies of the table's key powers on the stack.
+        crate::secret::wipe_bytes(powers.as_flattened_mut());
+        crate::secret::wipe_bytes(&mut h1);
+    }
+
+    /// The encryption round keys, expanded straight into the table (GCM
+    /// needs no decryption schedule); `key` is 16, 24 or 32 bytes (the
+    /// callers check). The powers of H follow ([`Key::set_first_powers`]).
+    pub(super) fn init_round_keys(&mut self, key: &[u8]) {
         assert!(matches!(key.len(), 16 | 24 | 32), "an AES key length");
         // SAFETY: a `Key` exists only after the features were detected
         // (AES-NI and SSSE3 among them); the length is checked above.
         self.rounds = unsafe { aesni::expand_encryption(key, &mut self.t.rk) };
-        // SAFETY: as above.
-        unsafe { self.powers() };
     }
 
-    /// Fills `h` and `hk` from `H = E(K, 0)`.
-    ///
-    /// # Safety
-    /// The CPU must support AES-NI, PCLMULQDQ and SSSE3.
-    #[target_feature(enable = "aes,pclmulqdq,ssse3")]
-    unsafe fn powers(&mut self) {
+    /// `H = E(K, 0)` in this file's representation (reflected, times
+    /// `x^-1`, little-endian lanes): the first key power. The caller wipes it.
+    pub(super) fn h1(&self) -> Block {
         let mut h = self.encrypt_counter(0);
         // Reflected H times x^-1: shift left by one; a bit shifted out (the
         // x^0 coefficient) becomes x^-1 = x^127 + x^6 + x + 1, reflected
@@ -105,16 +114,24 @@ impl Key {
         let hr = u128::from_be_bytes(h);
         let mask = 0u128.wrapping_sub(hr >> 127);
         let h1 = (hr << 1) ^ (mask & ((0xc2 << 120) | 1));
-        store(&mut self.t.h[0], lane(h1));
-        // SAFETY: the features `powers_n` needs are this function's.
-        let mut powers: [Block; BATCH] = unsafe { powers_from(&self.t.h[..1]) };
-        for (k, p) in powers.iter().enumerate() {
-            store(&mut self.t.h[k], load(p));
-            store(&mut self.t.hk[k], karatsuba_operand(load(p)));
-        }
-        // A copy of the table's key powers on the stack.
-        crate::secret::wipe_bytes(powers.as_flattened_mut());
         h.zeroize();
+        // The little-endian lanes of `lane(h1)`: the low 64 bits first.
+        let mut out = [0u8; 16];
+        out[..8].copy_from_slice(&(h1 as u64).to_le_bytes());
+        out[8..].copy_from_slice(&((h1 >> 64) as u64).to_le_bytes());
+        out
+    }
+
+    /// Stores `H^1..H^8` (`powers[k - 1] = H^k`, at least 8) and their
+    /// Karatsuba operands in the table.
+    pub(super) fn set_first_powers(&mut self, powers: &[Block]) {
+        for (k, p) in powers.iter().take(BATCH).enumerate() {
+            // SAFETY: SSE2 is part of x86-64.
+            unsafe {
+                store(&mut self.t.h[k], load(p));
+                store(&mut self.t.hk[k], karatsuba_operand(load(p)));
+            }
+        }
     }
 
     /// Number of AES rounds (10, 12 or 14).
@@ -125,12 +142,6 @@ impl Key {
     /// The `rounds + 1` AES encryption round keys (for the wide backend).
     pub(super) fn round_keys(&self) -> &[Block] {
         &self.t.rk[..=self.rounds]
-    }
-
-    /// `H^1..H^8` times `x^-1` as little-endian lanes (`p[k - 1] = H^k`):
-    /// the powers this key's table holds (the wide keys start from them).
-    pub(super) fn first_powers(&self) -> &[Block; BATCH] {
-        &self.t.h
     }
 
     /// `H^1..H^N` times `x^-1` as little-endian lanes (`p[k - 1] = H^k`),

@@ -98,7 +98,10 @@ pub(crate) struct Key {
 
 // SAFETY: byte arrays and an integer: all-zero is valid, no drop glue, no
 // pointers. A zeroed key is only made after detection (`boxed`).
-unsafe impl Schedule for Key {}
+unsafe impl Schedule for Key {
+    // A `Key` is only made after its features (AVX among them) were detected.
+    const AVX: bool = true;
+}
 
 impl Key {
     /// Expands `key` in a zeroed heap home, in place; `None` unless the CPU
@@ -125,10 +128,11 @@ impl Key {
         crate::secret::wipe_bytes(powers.as_flattened_mut());
     }
 
-    /// The AES-NI key alone, in place (the `vaes-avx512` key computes the
-    /// powers for [`Key::fill_wide`] itself, four at a time).
-    pub(super) fn init_narrow(&mut self, key: &[u8]) {
-        self.narrow.init(key);
+    /// The AES-NI key, to be filled in place by the `vaes-avx512` key (which
+    /// computes the powers for it and for [`Key::fill_wide`] itself, four
+    /// at a time).
+    pub(super) fn narrow_mut(&mut self) -> &mut aesni_clmul::Key {
+        &mut self.narrow
     }
 
     /// The wide tables from the AES-NI key's round keys and `powers`

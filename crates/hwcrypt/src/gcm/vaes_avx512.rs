@@ -103,15 +103,16 @@ impl Wide {
 }
 
 /// `H^1..H^32` (`p[k - 1] = H^k`, the representation of `aesni_clmul.rs`)
-/// from `H^1..H^8`, four powers per product: with `P1 = [H^1..H^4]` and
-/// `P2 = [H^5..H^8]`, `P3, P4 = P1, P2 times H^8` and `P5..P8 = P1..P4
-/// times H^16`, six lane-wise products in two dependent steps (the `aesni`
-/// doubling took 24 products for the same powers). The caller wipes them.
+/// from `H^1`, up to four powers per product, five dependent steps:
+/// `H^2`; `[H^3, H^4] = [H^1, H^2] * H^2`; `P2 = [H^5..H^8] = P1 * H^4`
+/// with `P1 = [H^1..H^4]`; `P3, P4 = P1, P2 times H^8`; `P5..P8 = P1..P4
+/// times H^16`: nine lane-wise products where the `aesni` doubling took 31
+/// for the same powers. The caller wipes them.
 ///
 /// # Safety
 /// The CPU must support AVX-512F, AVX-512BW and VPCLMULQDQ.
 #[target_feature(enable = "avx512f,avx512bw,vpclmulqdq")]
-unsafe fn powers_32(first: &[Block; 8]) -> [Block; LANES * REGS] {
+unsafe fn powers_32(h1: &Block) -> [Block; LANES * REGS] {
     /// Lane-wise `a * b`, each lane reduced (schoolbook: four products).
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,vpclmulqdq")]
@@ -129,16 +130,16 @@ unsafe fn powers_32(first: &[Block; 8]) -> [Block; LANES * REGS] {
         let t = _mm512_clmulepi64_epi128::<0x10>(mid, poly);
         _mm512_ternarylogic_epi64::<0x96>(hi, t, _mm512_shuffle_epi32::<0x4e>(mid))
     }
-    let flat = first.as_flattened();
-    // SAFETY: `first` is 128 readable bytes: 64 at offsets 0 and 64.
-    let (p1, p2) = unsafe {
-        (
-            _mm512_loadu_si512(flat.as_ptr().cast()),
-            _mm512_loadu_si512(flat.as_ptr().add(64).cast()),
-        )
-    };
+    // SAFETY: `h1` is 16 readable bytes.
+    let h = _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(h1.as_ptr().cast()) });
     // Lane 3 of `x` in all four lanes.
     let top = |x: __m512i| _mm512_shuffle_i64x2::<0xff>(x, x);
+    let h2 = mul(h, h);
+    // [H^1, H^2, H^3, H^4]: lanes 0-1 of [H, H^2] and lanes 2-3 of
+    // [H, H^2] * H^2.
+    let pair = _mm512_mask_blend_epi64(0b1100_1100, h, h2);
+    let p1 = _mm512_mask_blend_epi64(0b1111_0000, pair, mul(pair, h2));
+    let p2 = mul(p1, top(p1));
     let h8 = top(p2);
     let (p3, p4) = (mul(p1, h8), mul(p2, h8));
     let h16 = top(p4);
@@ -161,7 +162,10 @@ pub(crate) struct Key {
 
 // SAFETY: byte arrays and an integer: all-zero is valid, no drop glue, no
 // pointers. A zeroed key is only made after detection (`boxed`).
-unsafe impl Schedule for Key {}
+unsafe impl Schedule for Key {
+    // A `Key` is only made after its features (AVX among them) were detected.
+    const AVX: bool = true;
+}
 
 impl Key {
     /// Expands `key` in a zeroed heap home, in place; `None` unless the CPU
@@ -177,9 +181,13 @@ impl Key {
         // keys') were detected just above.
         let mut boxed = unsafe { SecretBox::<Key>::zeroed() };
         let k: &mut Key = &mut boxed;
-        k.narrow.init_narrow(key);
+        let aesni = k.narrow.narrow_mut();
+        aesni.init_round_keys(key);
+        let mut h1 = aesni.h1();
         // SAFETY: the features were detected above.
-        let mut powers = unsafe { powers_32(k.narrow.narrow().first_powers()) };
+        let mut powers = unsafe { powers_32(&h1) };
+        crate::secret::wipe_bytes(&mut h1);
+        aesni.set_first_powers(&powers);
         let (low, _) = powers.split_first_chunk::<{ 2 * REGS }>()?;
         k.narrow.fill_wide(low);
         // SAFETY: AVX-512F was detected above.
