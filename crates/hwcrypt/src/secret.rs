@@ -82,6 +82,8 @@ const SMALL: usize = 64;
 /// (owners never print a schedule).
 pub(crate) struct SecretBox<T: Schedule> {
     ptr: NonNull<T>,
+    /// The start of the allocation (`ptr` rounded down, see [`SecretBox::ALLOC`]).
+    base: NonNull<u8>,
 }
 
 // SAFETY: `SecretBox<T>` owns its `T` exclusively (like `Box<T>`); schedules
@@ -91,11 +93,49 @@ unsafe impl<T: Schedule + Send> Send for SecretBox<T> {}
 unsafe impl<T: Schedule + Sync> Sync for SecretBox<T> {}
 
 impl<T: Schedule> SecretBox<T> {
-    const LAYOUT: Layout = {
+    /// The allocation: `T`'s size at `T`'s alignment up to 16 bytes; for a
+    /// `T` aligned to more (the wide keys: 32 or 64), 16-byte aligned with
+    /// room to align it inside. `malloc` gives 16-byte alignment for free,
+    /// while an aligned allocation (`memalign`) splits off and frees the
+    /// unused ends, and glibc's next large allocation then consolidates
+    /// those small free blocks: about a tenth of a wide GCM key's setup.
+    const ALLOC: Layout = {
         assert!(!core::mem::needs_drop::<T>(), "a schedule has no drop glue");
         assert!(size_of::<T>() > 0, "a schedule is not zero-sized");
-        Layout::new::<T>()
+        let align = align_of::<T>();
+        let (size, align) = if align > 16 {
+            (size_of::<T>() + align - 16, 16)
+        } else {
+            (size_of::<T>(), align)
+        };
+        match Layout::from_size_align(size, align) {
+            Ok(layout) => layout,
+            Err(_) => panic!("a schedule's layout"),
+        }
     };
+
+    /// A fresh allocation for one `T` (zeroed by the allocator if
+    /// `zeroed`; otherwise uninitialised, for the caller to fill).
+    fn allocate(zeroed: bool) -> SecretBox<T> {
+        let layout = Self::ALLOC;
+        // SAFETY: the layout has a non-zero size (checked in `ALLOC`).
+        let base = unsafe {
+            if zeroed {
+                alloc_zeroed(layout)
+            } else {
+                alloc(layout)
+            }
+        };
+        let Some(base) = NonNull::new(base) else {
+            handle_alloc_error(layout)
+        };
+        // `base` is aligned to `layout.align()`: to `T`'s alignment, or to
+        // 16 with `align_of::<T>() - 16` bytes of room after the `T`.
+        let offset = base.as_ptr().addr().wrapping_neg() & (align_of::<T>() - 1);
+        // SAFETY: `offset + size_of::<T>()` is within the allocation (see above).
+        let ptr = unsafe { base.add(offset) }.cast::<T>();
+        SecretBox { ptr, base }
+    }
 
     /// Zeroed and wiped with [`zero_wide`] (see [`Schedule::AVX`]).
     const WIDE: bool = cfg!(all(target_arch = "x86_64", not(miri)))
@@ -110,33 +150,26 @@ impl<T: Schedule> SecretBox<T> {
     /// methods expect: for a backend key, that the CPU features its kernels
     /// need were detected (as the backend's own constructor would check).
     pub(crate) unsafe fn zeroed() -> SecretBox<T> {
-        let layout = Self::LAYOUT;
         if size_of::<T>() <= SMALL {
-            // SAFETY: the layout has a non-zero size (checked in `LAYOUT`).
-            let p = unsafe { alloc(layout) };
-            let ptr = NonNull::new(p.cast::<T>()).unwrap_or_else(|| handle_alloc_error(layout));
+            let b = Self::allocate(false);
+            let p = b.ptr.as_ptr().cast::<u8>();
             // Kept apart, or LLVM merges `malloc` and the zeroing into `calloc`.
             barrier(p);
-            // SAFETY: a fresh allocation of `size_of::<T>()` bytes; all-zero
-            // is a valid `T` (`Schedule`).
+            // SAFETY: `size_of::<T>()` writable bytes; all-zero is a valid
+            // `T` (`Schedule`).
             unsafe { core::ptr::write_bytes(p, 0, size_of::<T>()) };
-            return SecretBox { ptr };
+            return b;
         }
         if Self::WIDE {
-            // SAFETY: the layout has a non-zero size (checked in `LAYOUT`).
-            let p = unsafe { alloc(layout) };
-            let ptr = NonNull::new(p.cast::<T>()).unwrap_or_else(|| handle_alloc_error(layout));
-            // SAFETY: a fresh allocation of `size_of::<T>()` bytes, aligned
-            // to 32 (`WIDE`); AVX was detected (`T::AVX`, whose values the
-            // caller may make: this function's contract). All-zero is a
-            // valid `T` (`Schedule`).
-            unsafe { zero_wide(p, size_of::<T>()) };
-            return SecretBox { ptr };
+            let b = Self::allocate(false);
+            // SAFETY: `size_of::<T>()` writable bytes, aligned to 32
+            // (`WIDE`); AVX was detected (`T::AVX`, whose values the caller
+            // may make: this function's contract). All-zero is a valid `T`
+            // (`Schedule`).
+            unsafe { zero_wide(b.ptr.as_ptr().cast(), size_of::<T>()) };
+            return b;
         }
-        // SAFETY: the layout has a non-zero size (checked in `LAYOUT`).
-        let p = unsafe { alloc_zeroed(layout) };
-        let ptr = NonNull::new(p.cast::<T>()).unwrap_or_else(|| handle_alloc_error(layout));
-        SecretBox { ptr }
+        Self::allocate(true)
     }
 
     /// A zeroed `T` on the heap, to be filled in place.
@@ -253,23 +286,20 @@ impl<T: Schedule> DerefMut for SecretBox<T> {
 impl<T: Schedule> Clone for SecretBox<T> {
     /// A byte copy, heap to heap: no copy of the schedule on the stack.
     fn clone(&self) -> SecretBox<T> {
-        let layout = Self::LAYOUT;
-        // SAFETY: non-zero size (checked in `LAYOUT`).
-        let p = unsafe { alloc(layout) };
-        let ptr = NonNull::new(p.cast::<T>()).unwrap_or_else(|| handle_alloc_error(layout));
+        let copy = Self::allocate(false);
         // SAFETY: both are valid for `size_of::<T>()` bytes and do not
         // overlap (a fresh allocation); a byte copy of a `Schedule` is an
         // independent valid value, and it met the same invariants as `self`.
-        unsafe { core::ptr::copy_nonoverlapping(self.ptr.as_ptr(), ptr.as_ptr(), 1) };
-        SecretBox { ptr }
+        unsafe { core::ptr::copy_nonoverlapping(self.ptr.as_ptr(), copy.ptr.as_ptr(), 1) };
+        copy
     }
 }
 
 impl<T: Schedule> Drop for SecretBox<T> {
     fn drop(&mut self) {
         self.wipe();
-        // SAFETY: allocated in `zeroed` or `clone` with this layout.
-        unsafe { dealloc(self.ptr.as_ptr().cast(), Self::LAYOUT) };
+        // SAFETY: allocated by `allocate` with this layout, at `base`.
+        unsafe { dealloc(self.base.as_ptr(), Self::ALLOC) };
     }
 }
 
