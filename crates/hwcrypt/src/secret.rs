@@ -82,8 +82,10 @@ const SMALL: usize = 64;
 /// (owners never print a schedule).
 pub(crate) struct SecretBox<T: Schedule> {
     ptr: NonNull<T>,
-    /// The start of the allocation (`ptr` rounded down, see [`SecretBox::ALLOC`]).
-    base: NonNull<u8>,
+    /// Bytes from the start of the allocation to `ptr` (under 64, see
+    /// [`SecretBox::ALLOC`]); a byte, not a second pointer, so that a key
+    /// handle stays one pointer plus small integers.
+    offset: u8,
 }
 
 // SAFETY: `SecretBox<T>` owns its `T` exclusively (like `Box<T>`); schedules
@@ -103,6 +105,7 @@ impl<T: Schedule> SecretBox<T> {
         assert!(!core::mem::needs_drop::<T>(), "a schedule has no drop glue");
         assert!(size_of::<T>() > 0, "a schedule is not zero-sized");
         let align = align_of::<T>();
+        assert!(align <= 64, "a schedule is aligned to at most 64 bytes");
         let (size, align) = if align > 16 {
             (size_of::<T>() + align - 16, 16)
         } else {
@@ -134,7 +137,11 @@ impl<T: Schedule> SecretBox<T> {
         let offset = base.as_ptr().addr().wrapping_neg() & (align_of::<T>() - 1);
         // SAFETY: `offset + size_of::<T>()` is within the allocation (see above).
         let ptr = unsafe { base.add(offset) }.cast::<T>();
-        SecretBox { ptr, base }
+        // `offset < align_of::<T>() <= 64` (`ALLOC` checks the alignment).
+        SecretBox {
+            ptr,
+            offset: offset as u8,
+        }
     }
 
     /// Zeroed and wiped with [`zero_wide`] (see [`Schedule::AVX`]).
@@ -298,8 +305,14 @@ impl<T: Schedule> Clone for SecretBox<T> {
 impl<T: Schedule> Drop for SecretBox<T> {
     fn drop(&mut self) {
         self.wipe();
-        // SAFETY: allocated by `allocate` with this layout, at `base`.
-        unsafe { dealloc(self.base.as_ptr(), Self::ALLOC) };
+        // SAFETY: allocated by `allocate` with this layout, `offset` bytes
+        // before `ptr`.
+        unsafe {
+            dealloc(
+                self.ptr.as_ptr().cast::<u8>().sub(usize::from(self.offset)),
+                Self::ALLOC,
+            )
+        };
     }
 }
 

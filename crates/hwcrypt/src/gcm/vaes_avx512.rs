@@ -143,7 +143,16 @@ unsafe fn powers_32(h1: &Block) -> [Block; LANES * REGS] {
     let h8 = top(p2);
     let (p3, p4) = (mul(p1, h8), mul(p2, h8));
     let h16 = top(p4);
-    let p = [p1, p2, p3, p4, mul(p1, h16), mul(p2, h16), mul(p3, h16), mul(p4, h16)];
+    let p = [
+        p1,
+        p2,
+        p3,
+        p4,
+        mul(p1, h16),
+        mul(p2, h16),
+        mul(p3, h16),
+        mul(p4, h16),
+    ];
     let mut out = [[0u8; 16]; LANES * REGS];
     for (dst, x) in out.chunks_exact_mut(LANES).zip(p) {
         // SAFETY: four blocks, 64 writable bytes.
