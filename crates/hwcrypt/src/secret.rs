@@ -81,11 +81,10 @@ const SMALL: usize = 64;
 /// `Clone` copies the bytes heap to heap. `Debug` is the owner's business
 /// (owners never print a schedule).
 pub(crate) struct SecretBox<T: Schedule> {
+    /// The `T`; for a `T` aligned to more than 16 bytes, the byte before it
+    /// holds its offset from the start of the allocation (see
+    /// [`SecretBox::ALLOC`]), so a key handle stays one pointer.
     ptr: NonNull<T>,
-    /// Bytes from the start of the allocation to `ptr` (under 64, see
-    /// [`SecretBox::ALLOC`]); a byte, not a second pointer, so that a key
-    /// handle stays one pointer plus small integers.
-    offset: u8,
 }
 
 // SAFETY: `SecretBox<T>` owns its `T` exclusively (like `Box<T>`); schedules
@@ -97,7 +96,8 @@ unsafe impl<T: Schedule + Sync> Sync for SecretBox<T> {}
 impl<T: Schedule> SecretBox<T> {
     /// The allocation: `T`'s size at `T`'s alignment up to 16 bytes; for a
     /// `T` aligned to more (the wide keys: 32 or 64), 16-byte aligned with
-    /// room to align it inside. `malloc` gives 16-byte alignment for free,
+    /// `align_of::<T>()` bytes of room to align it inside, at an offset of
+    /// 16 to `align_of::<T>()` bytes (recorded in the byte before it). `malloc` gives 16-byte alignment for free,
     /// while an aligned allocation (`memalign`) splits off and frees the
     /// unused ends, and glibc's next large allocation then consolidates
     /// those small free blocks: about a tenth of a wide GCM key's setup.
@@ -107,7 +107,7 @@ impl<T: Schedule> SecretBox<T> {
         let align = align_of::<T>();
         assert!(align <= 64, "a schedule is aligned to at most 64 bytes");
         let (size, align) = if align > 16 {
-            (size_of::<T>() + align - 16, 16)
+            (size_of::<T>() + align, 16)
         } else {
             (size_of::<T>(), align)
         };
@@ -132,16 +132,35 @@ impl<T: Schedule> SecretBox<T> {
         let Some(base) = NonNull::new(base) else {
             handle_alloc_error(layout)
         };
-        // `base` is aligned to `layout.align()`: to `T`'s alignment, or to
-        // 16 with `align_of::<T>() - 16` bytes of room after the `T`.
-        let offset = base.as_ptr().addr().wrapping_neg() & (align_of::<T>() - 1);
-        // SAFETY: `offset + size_of::<T>()` is within the allocation (see above).
-        let ptr = unsafe { base.add(offset) }.cast::<T>();
-        // `offset < align_of::<T>() <= 64` (`ALLOC` checks the alignment).
-        SecretBox {
-            ptr,
-            offset: offset as u8,
+        if align_of::<T>() <= 16 {
+            // `base` is aligned to `T`'s alignment.
+            return SecretBox { ptr: base.cast() };
         }
+        // `base` is 16-byte aligned: the next multiple of `T`'s alignment
+        // at least 16 bytes on is at most `align_of::<T>()` bytes on.
+        let align = align_of::<T>();
+        let offset = align - (base.as_ptr().addr() & (align - 1) & !15);
+        // SAFETY: `offset + size_of::<T>() <= align + size_of::<T>()`, the
+        // allocation's size; `offset >= 16`, so the byte before `ptr` is
+        // in it too, before the `T`.
+        let ptr = unsafe {
+            let ptr = base.add(offset);
+            // `offset <= align <= 64` (`ALLOC` checks the alignment).
+            ptr.sub(1).write(offset as u8);
+            ptr.cast::<T>()
+        };
+        SecretBox { ptr }
+    }
+
+    /// The start of the allocation.
+    fn base(&self) -> *mut u8 {
+        let p = self.ptr.as_ptr().cast::<u8>();
+        if align_of::<T>() <= 16 {
+            return p;
+        }
+        // SAFETY: `allocate` wrote the offset (16 to 64) in the byte before
+        // the `T`, inside the allocation.
+        unsafe { p.sub(usize::from(p.sub(1).read())) }
     }
 
     /// Zeroed and wiped with [`zero_wide`] (see [`Schedule::AVX`]).
@@ -305,14 +324,8 @@ impl<T: Schedule> Clone for SecretBox<T> {
 impl<T: Schedule> Drop for SecretBox<T> {
     fn drop(&mut self) {
         self.wipe();
-        // SAFETY: allocated by `allocate` with this layout, `offset` bytes
-        // before `ptr`.
-        unsafe {
-            dealloc(
-                self.ptr.as_ptr().cast::<u8>().sub(usize::from(self.offset)),
-                Self::ALLOC,
-            )
-        };
+        // SAFETY: allocated by `allocate` with this layout, at `base()`.
+        unsafe { dealloc(self.base(), Self::ALLOC) };
     }
 }
 
