@@ -126,9 +126,11 @@ unsafe fn powers_32(h1: &Block) -> [Block; LANES * REGS] {
         // The reduction of `Acc::reduce`, in every lane.
         let poly = _mm512_broadcast_i32x4(_mm_set_epi64x(0xc200_0000_0000_0000_u64 as i64, 1));
         let t = _mm512_clmulepi64_epi128::<0x10>(lo, poly);
-        let mid = _mm512_ternarylogic_epi64::<0x96>(mid, t, _mm512_shuffle_epi32::<0x4e>(lo));
+        // (Plain XORs, not `vpternlogq`: Miri runs this code and has no
+        // `vpternlogq`; it is key setup, not a hot loop.)
+        let mid = _mm512_xor_si512(_mm512_xor_si512(mid, t), _mm512_shuffle_epi32::<0x4e>(lo));
         let t = _mm512_clmulepi64_epi128::<0x10>(mid, poly);
-        _mm512_ternarylogic_epi64::<0x96>(hi, t, _mm512_shuffle_epi32::<0x4e>(mid))
+        _mm512_xor_si512(_mm512_xor_si512(hi, t), _mm512_shuffle_epi32::<0x4e>(mid))
     }
     // SAFETY: `h1` is 16 readable bytes.
     let h = _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(h1.as_ptr().cast()) });
