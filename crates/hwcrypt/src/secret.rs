@@ -97,10 +97,11 @@ impl<T: Schedule> SecretBox<T> {
     /// The allocation: `T`'s size at `T`'s alignment up to 16 bytes; for a
     /// `T` aligned to more (the wide keys: 32 or 64), 16-byte aligned with
     /// `align_of::<T>()` bytes of room to align it inside, at an offset of
-    /// 16 to `align_of::<T>()` bytes (recorded in the byte before it). `malloc` gives 16-byte alignment for free,
-    /// while an aligned allocation (`memalign`) splits off and frees the
-    /// unused ends, and glibc's next large allocation then consolidates
-    /// those small free blocks: about a tenth of a wide GCM key's setup.
+    /// 16 to `align_of::<T>()` bytes (recorded in the byte before it).
+    /// `malloc` gives 16-byte alignment for free, while an aligned
+    /// allocation (`memalign`) splits off and frees the unused ends, and
+    /// glibc's next large allocation then consolidates those small free
+    /// blocks: about a tenth of a wide GCM key's setup.
     const ALLOC: Layout = {
         assert!(!core::mem::needs_drop::<T>(), "a schedule has no drop glue");
         assert!(size_of::<T>() > 0, "a schedule is not zero-sized");
