@@ -85,6 +85,7 @@ mod stream;
 #[cfg(target_arch = "x86_64")]
 mod aesni_clmul;
 #[cfg(target_arch = "x86_64")]
+#[macro_use]
 mod one_pass;
 #[cfg(target_arch = "x86_64")]
 mod vaes_avx2;

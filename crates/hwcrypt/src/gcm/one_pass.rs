@@ -10,6 +10,32 @@ use crate::aes::Block;
 use crate::inout::InOut;
 
 /// What the last-chunk kernel hashes besides the ciphertext, and its counters.
+/// The last-chunk kernels `$f::<R, N, DEC>` for `N` = 1..=8 registers,
+/// `R` the round count `$rounds` (10, 12, else 14): an array the backend
+/// indexes by the registers a remainder needs (its element type, a function
+/// pointer, comes from the binding it initialises).
+macro_rules! last_kernels {
+    ($f:ident, $rounds:expr, $dec:ident) => {
+        match $rounds {
+            10 => last_kernels!(@regs $f, 10, $dec),
+            12 => last_kernels!(@regs $f, 12, $dec),
+            _ => last_kernels!(@regs $f, 14, $dec),
+        }
+    };
+    (@regs $f:ident, $r:literal, $dec:ident) => {
+        [
+            $f::<$r, 1, $dec>,
+            $f::<$r, 2, $dec>,
+            $f::<$r, 3, $dec>,
+            $f::<$r, 4, $dec>,
+            $f::<$r, 5, $dec>,
+            $f::<$r, 6, $dec>,
+            $f::<$r, 7, $dec>,
+            $f::<$r, 8, $dec>,
+        ]
+    };
+}
+
 pub(super) struct LastOps<'a> {
     /// `J0`: `E(K, J0)` is returned.
     pub(super) j0: u128,

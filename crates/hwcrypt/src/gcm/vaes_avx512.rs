@@ -821,39 +821,8 @@ impl LastChunk for Key {
     ) -> Block {
         let t = io.len();
         let (src, dst) = io.ptrs();
-        let pick = |k: [Last; REGS]| k[t.div_ceil(64) - 1];
-        let f = match self.rounds() {
-            10 => pick([
-                last::<10, 1, DEC>,
-                last::<10, 2, DEC>,
-                last::<10, 3, DEC>,
-                last::<10, 4, DEC>,
-                last::<10, 5, DEC>,
-                last::<10, 6, DEC>,
-                last::<10, 7, DEC>,
-                last::<10, 8, DEC>,
-            ]),
-            12 => pick([
-                last::<12, 1, DEC>,
-                last::<12, 2, DEC>,
-                last::<12, 3, DEC>,
-                last::<12, 4, DEC>,
-                last::<12, 5, DEC>,
-                last::<12, 6, DEC>,
-                last::<12, 7, DEC>,
-                last::<12, 8, DEC>,
-            ]),
-            _ => pick([
-                last::<14, 1, DEC>,
-                last::<14, 2, DEC>,
-                last::<14, 3, DEC>,
-                last::<14, 4, DEC>,
-                last::<14, 5, DEC>,
-                last::<14, 6, DEC>,
-                last::<14, 7, DEC>,
-                last::<14, 8, DEC>,
-            ]),
-        };
+        let kernels: [Last; REGS] = last_kernels!(last, self.rounds(), DEC);
+        let f = kernels[t.div_ceil(64) - 1];
         // SAFETY: a `Key` exists only if the features were detected; `t`
         // bytes at `src` are readable and at `dst` writable, equal or not
         // overlapping (`InOut`); `0 < t < CHUNK` is within the `N` registers
