@@ -11,7 +11,7 @@ use hwcrypt::aead::Aead;
 use hwcrypt::aes::{Aes, CounterWidth};
 use hwcrypt::chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305, chacha20_xor};
 use hwcrypt::gcm::AesGcm;
-use hwcrypt::modes::{Cbc, Cfb8, Cfb128, Ctr, Ecb, Ofb, Xts};
+use hwcrypt::modes::{Cbc, CbcEncryptBatch, Cfb8, Cfb128, Ctr, Ecb, Ofb, Xts};
 use hwcrypt::registry::{self, Algorithm};
 use hwcrypt::{Backend, cpu};
 
@@ -153,6 +153,52 @@ fn aes_modes_in_place_and_separate() {
                 c.apply_keystream(o)
             )
         });
+    }
+}
+
+/// Multi-buffer CBC encryption: streams of unequal lengths (whole chunks
+/// and single steps, a register's lanes partly repeated), even ones in
+/// place and odd ones into separate buffers, against `soft` one by one.
+#[test]
+fn cbc_encrypt_many_in_place_and_separate() {
+    // At least 8 blocks a stream on average: shorter batches run their
+    // streams one by one, not on the packed kernels tested here.
+    let blocks: &[usize] = if cfg!(miri) {
+        &[12, 0, 1, 17, 13]
+    } else {
+        &[5, 0, 1, 9, 4, 17, 2, 33, 8, 12, 40]
+    };
+    let iv = [0xf0; 16];
+    let inputs: Vec<Vec<u8>> = blocks.iter().map(|&n| data(16 * n, n as u8)).collect();
+    let expected: Vec<Vec<u8>> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, input)| {
+            let aes = Aes::with_backend(&[i as u8; 16], Backend::Soft).unwrap();
+            let mut buf = input.clone();
+            Cbc::new(aes, &iv).unwrap().encrypt(&mut buf).unwrap();
+            buf
+        })
+        .collect();
+    for backend in runnable(Algorithm::Aes, "cbc encrypt_many") {
+        let mut ciphers: Vec<Cbc> = (0..blocks.len())
+            .map(|i| Cbc::new(Aes::with_backend(&[i as u8; 16], backend).unwrap(), &iv).unwrap())
+            .collect();
+        let mut bufs = inputs.clone();
+        let mut outs: Vec<Vec<u8>> = inputs.iter().map(|i| vec![0xa5; i.len()]).collect();
+        let mut batch = CbcEncryptBatch::new();
+        for (i, ((cbc, buf), out)) in ciphers.iter_mut().zip(&mut bufs).zip(&mut outs).enumerate() {
+            if i % 2 == 0 {
+                batch.push(cbc, buf).unwrap();
+            } else {
+                batch.push_to(cbc, buf, out).unwrap();
+            }
+        }
+        batch.encrypt();
+        for (i, want) in expected.iter().enumerate() {
+            let got = if i % 2 == 0 { &bufs[i] } else { &outs[i] };
+            assert_eq!(got, want, "{backend} stream {i} ({} blocks)", blocks[i]);
+        }
     }
 }
 

@@ -15,6 +15,11 @@ pub enum Mode {
     CbcEnc,
     /// CBC decryption (whole blocks, fresh IV per message).
     CbcDec,
+    /// CBC encryption of [`CBC_STREAMS`] independent streams at once: a
+    /// message is split into that many equal streams, each with its own
+    /// fresh IV (hwcrypt: `Cbc::encrypt_many`; a peer, which has no such
+    /// call, encrypts the streams one after another).
+    CbcEncMany,
     /// CTR with a 128-bit big-endian counter, fresh IV per message.
     Ctr,
     /// CFB128 encryption, fresh IV per message.
@@ -37,6 +42,9 @@ pub enum Mode {
     Xts,
 }
 
+/// Streams of a [`Mode::CbcEncMany`] message.
+pub const CBC_STREAMS: usize = 16;
+
 /// One measurable cipher: a mode with a key size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Cipher {
@@ -58,6 +66,11 @@ impl Cipher {
             Mode::Ecb | Mode::CbcEnc | Mode::CbcDec => {
                 Some((16, true, "ECB and CBC take whole 16-byte blocks"))
             }
+            Mode::CbcEncMany => Some((
+                16 * CBC_STREAMS,
+                true,
+                "the -x16 rows take 16 streams of whole 16-byte blocks: a multiple of 256 bytes",
+            )),
             Mode::Xts => Some((16, false, "an XTS data unit is at least 16 bytes")),
             _ => None,
         }
@@ -66,7 +79,12 @@ impl Cipher {
     /// Why `size` cannot be measured for this cipher, if it cannot.
     pub fn rejects(&self, size: usize) -> Option<&'static str> {
         let (min, whole, why) = self.size_rule()?;
-        (size < min || (whole && !size.is_multiple_of(16))).then_some(why)
+        let unit = if self.mode == Mode::CbcEncMany {
+            min
+        } else {
+            16
+        };
+        (size < min || (whole && !size.is_multiple_of(unit))).then_some(why)
     }
 
     /// The key whose setup this cipher's key-setup row measures.
@@ -190,6 +208,8 @@ pub const CIPHERS: &[Cipher] = &[
     aes("aes-128-cbc", Mode::CbcEnc, 16),
     aes("aes-192-cbc", Mode::CbcEnc, 24),
     aes("aes-256-cbc", Mode::CbcEnc, 32),
+    aes("aes-128-cbc-x16", Mode::CbcEncMany, 16),
+    aes("aes-256-cbc-x16", Mode::CbcEncMany, 32),
     aes("aes-128-cbc-dec", Mode::CbcDec, 16),
     aes("aes-192-cbc-dec", Mode::CbcDec, 24),
     aes("aes-256-cbc-dec", Mode::CbcDec, 32),
@@ -219,7 +239,7 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("all", "every cipher"),
     (
         "aes",
-        "the AES block modes: ECB, CBC (both ways), CTR, CFB, OFB",
+        "the AES block modes: ECB, CBC (both ways, and 16 streams at once), CTR, CFB, OFB",
     ),
     (
         "aes-gcm",
@@ -270,7 +290,13 @@ fn family(name: &str) -> Option<Vec<Cipher>> {
         }
         "aes-ecb" | "aes-cbc" | "aes-ctr" | "aes-cfb" | "aes-ofb" => {
             let mode = &name[4..];
-            pick(&|c| c.algorithm == Algorithm::Aes && c.name[8..].trim_end_matches("-dec") == mode)
+            pick(&|c| {
+                c.algorithm == Algorithm::Aes
+                    && c.name[8..]
+                        .trim_end_matches("-dec")
+                        .trim_end_matches("-x16")
+                        == mode
+            })
         }
         _ => {
             let base = name.strip_suffix("-enc").unwrap_or(name);
@@ -340,14 +366,15 @@ mod tests {
             names(&["aes-256-xts", "aes-128-xts"]),
             ["aes-128-xts", "aes-256-xts"]
         );
-        assert_eq!(names(&["aes"]).len(), 18);
-        assert_eq!(names(&["aes-cbc"]).len(), 6);
+        assert_eq!(names(&["aes"]).len(), 20);
+        assert_eq!(names(&["aes-cbc"]).len(), 8);
         assert_eq!(names(&["aes-128-cbc-enc"]), ["aes-128-cbc"]);
         assert_eq!(
             names(&["aes-256"]),
             [
                 "aes-256-ecb",
                 "aes-256-cbc",
+                "aes-256-cbc-x16",
                 "aes-256-cbc-dec",
                 "aes-256-ctr",
                 "aes-256-cfb",
@@ -357,7 +384,7 @@ mod tests {
                 "aes-256-xts"
             ]
         );
-        assert_eq!(names(&["aes-128"]).len(), 9);
+        assert_eq!(names(&["aes-128"]).len(), 10);
         assert!(select(&["aes-512-gcm".into()]).is_err());
     }
 
@@ -369,5 +396,8 @@ mod tests {
         assert!(cbc.rejects(24).is_some() && cbc.rejects(32).is_none());
         let ctr = CIPHERS.iter().find(|c| c.mode == Mode::Ctr).unwrap();
         assert!(ctr.rejects(1).is_none());
+        let x16 = CIPHERS.iter().find(|c| c.mode == Mode::CbcEncMany).unwrap();
+        assert!(x16.rejects(64).is_some() && x16.rejects(272).is_some());
+        assert!(x16.rejects(256).is_none() && x16.rejects(16384).is_none());
     }
 }

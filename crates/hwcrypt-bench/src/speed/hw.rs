@@ -1,7 +1,7 @@
 //! hwcrypt's own workloads, one per cipher and backend.
 
 use super::aead::{self, SealOpen, nonce_of};
-use super::catalog::{Cipher, KeyKind, Mode};
+use super::catalog::{CBC_STREAMS, Cipher, KeyKind, Mode};
 use super::iv_for;
 use super::measure::{Workload, bench_key, keys, messages};
 use hwcrypt::Backend;
@@ -82,6 +82,18 @@ pub fn workload(
             |aes, buf, _, n| {
                 let mut cbc = Cbc::new(&*aes, &iv_for(n)).expect(SIZED);
                 cbc.encrypt(buf).expect(SIZED)
+            },
+        ),
+        Mode::CbcEncMany => messages(
+            Aes::with_backend(key, backend)?,
+            len,
+            0,
+            |aes, buf, len, n| {
+                let mut streams: [Cbc<&Aes>; CBC_STREAMS] = core::array::from_fn(|i| {
+                    Cbc::new(&*aes, &iv_for(n * CBC_STREAMS as u64 + i as u64)).expect(SIZED)
+                });
+                Cbc::encrypt_many(streams.iter_mut().zip(buf.chunks_mut(len / CBC_STREAMS)))
+                    .expect(SIZED)
             },
         ),
         Mode::CbcDec => messages(

@@ -3,7 +3,7 @@
 //! once, the IV / nonce reset per message without a new key schedule.
 
 use super::aead::{self, SealOpen, Shape, nonce_of};
-use super::catalog::{Cipher, KeyKind, Mode};
+use super::catalog::{CBC_STREAMS, Cipher, KeyKind, Mode};
 use super::measure::{Workload, bench_key, keys, messages};
 use super::{Implementation, PeerInfo, iv_for};
 use std::hint::black_box;
@@ -71,6 +71,17 @@ const OK: &str = "valid sizes and keys";
 /// The workload of `peer` for `cipher` with `len`-byte messages (AEADs with
 /// `aad`); `None` if the peer does not implement the cipher.
 pub(crate) fn workload(peer: &str, cipher: &Cipher, len: usize, aad: &[u8]) -> Option<Made> {
+    if cipher.mode == Mode::CbcEncMany {
+        // No peer encrypts several CBC streams in one call: its CBC
+        // encryption of the streams one after another (each a message with
+        // its own IV), which is what its users do.
+        let serial = Cipher {
+            mode: Mode::CbcEnc,
+            ..*cipher
+        };
+        let made = workload(peer, &serial, len / CBC_STREAMS, aad)?;
+        return Some(made.map(|w| Box::new(Streams(w)) as Box<dyn Workload>));
+    }
     if let Some(made) = aead_cell(peer, cipher, len, aad) {
         return Some(made);
     }
@@ -79,6 +90,15 @@ pub(crate) fn workload(peer: &str, cipher: &Cipher, len: usize, aad: &[u8]) -> O
         "aws-lc-rs" => awslc::workload(cipher, len),
         "rustcrypto" => rc::workload(cipher, len),
         _ => None,
+    }
+}
+
+/// A serial workload run [`CBC_STREAMS`] times per operation.
+struct Streams(Box<dyn Workload>);
+
+impl Workload for Streams {
+    fn run(&mut self, count: u64) {
+        self.0.run(count * CBC_STREAMS as u64);
     }
 }
 

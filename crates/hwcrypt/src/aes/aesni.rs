@@ -13,6 +13,8 @@ use core::arch::x86_64::*;
 
 #[macro_use]
 mod kernels;
+#[macro_use]
+mod lanes;
 use kernels::{
     cbc_dec, cbc_enc, cfb_dec, cfb_enc, ctr, ecb_dec, ecb_enc, ofb, xts_clmul, xts_shift,
 };

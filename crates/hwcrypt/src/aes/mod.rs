@@ -17,7 +17,11 @@
 
 pub(crate) mod soft;
 
+#[macro_use]
+pub(crate) mod cbc_many;
+
 #[cfg(target_arch = "x86_64")]
+#[macro_use]
 pub(crate) mod aesni;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod vaes_avx2;

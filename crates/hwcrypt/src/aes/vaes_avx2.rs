@@ -29,6 +29,8 @@ use kernels::{ctr, ecb, feedback_decrypt};
 mod xts;
 use xts::{xts_clmul, xts_shift};
 
+mod lanes;
+
 /// The round keys the wide kernels read: the AES-NI schedule itself, one
 /// 16-byte block per round, broadcast to both lanes as each is loaded
 /// (`vbroadcasti128` from memory: one load, no shuffle). One schedule

@@ -43,6 +43,8 @@ use crate::registry::VAES_AVX512_FEATURES;
 use crate::secret::{Schedule, SecretBox};
 use core::arch::x86_64::*;
 
+mod lanes;
+
 /// The round keys the zmm kernels read: the AES-NI schedule, one 16-byte
 /// block per round, broadcast to the four lanes as each is loaded
 /// (`vbroadcasti32x4` from memory). Kernels load them once per call into

@@ -59,7 +59,7 @@ mod ofb;
 pub mod padding;
 mod xts;
 
-pub use cbc::Cbc;
+pub use cbc::{Cbc, CbcEncryptBatch};
 pub use cfb::{Cfb8, Cfb128};
 pub use ctr::Ctr;
 pub use ecb::Ecb;
