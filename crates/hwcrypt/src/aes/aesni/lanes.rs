@@ -54,21 +54,37 @@ macro_rules! cbc_encrypt_lanes {
             }
             let k = &plan.keys;
             let mut i = 0;
-            while blocks - i >= $s {
-                let off = 16 * i;
-                let mut chunk = [[$zero; $s]; G];
+            let mut chunk = [[$zero; $s]; G];
+            if blocks >= $s {
                 for g in 0..G {
-                    // SAFETY: blocks `i..i + S <= blocks` of every lane are
+                    // SAFETY: blocks `0..S <= blocks` of every lane are
                     // readable (the lanes' kernel contract).
-                    chunk[g] = unsafe { $chunk_load(&plan.src[g], off) };
+                    chunk[g] = unsafe { $chunk_load(&plan.src[g], 0) };
                 }
+            }
+            while blocks - i >= $s {
                 cbc_encrypt_lanes!(@steps $s, $xor, $enc, $last, $key, R, k, c, chunk, 0 1 2 3 4 5 6 7);
+                // The next chunk is loaded before this one is stored: a
+                // load after a store to the same offset modulo 4 KiB waits
+                // for that store, and streams in buffers of their own sit
+                // 16 bytes apart modulo 4 KiB (one malloc header), so the
+                // other order stalled every chunk (16 streams of 16 KiB on
+                // vaes-avx512: 8.5 GB/s that way).
+                let mut next = [[$zero; $s]; G];
+                if blocks - i >= 2 * $s {
+                    for g in 0..G {
+                        // SAFETY: blocks `i + S..i + 2S <= blocks` of every
+                        // lane are readable and not stored yet.
+                        next[g] = unsafe { $chunk_load(&plan.src[g], 16 * (i + $s)) };
+                    }
+                }
                 for g in 0..G {
                     // SAFETY: blocks `i..i + S` of every lane are writable;
-                    // every lane loaded them above, before this first store
-                    // (the lanes' kernel contract).
-                    unsafe { $chunk_store(&plan.dst[g], off, chunk[g]) };
+                    // every lane loaded them, before this first store (the
+                    // lanes' kernel contract).
+                    unsafe { $chunk_store(&plan.dst[g], 16 * i, chunk[g]) };
                 }
+                chunk = next;
                 i += $s;
             }
             while i < blocks {
