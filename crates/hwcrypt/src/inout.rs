@@ -62,6 +62,16 @@ impl<'a> InOut<'a> {
         }
     }
 
+    /// The addresses of the input and output buffers, for layout decisions
+    /// (never dereferenced).
+    #[inline]
+    pub(crate) fn addrs(&self) -> (usize, usize) {
+        match self {
+            InOut::InPlace(buf) => (buf.as_ptr().addr(), buf.as_ptr().addr()),
+            InOut::Separate { input, output } => (input.as_ptr().addr(), output.as_ptr().addr()),
+        }
+    }
+
     /// The output buffer, holding the input: separate buffers are copied
     /// first, so a kernel that only works in place can serve both shapes.
     #[inline]

@@ -86,14 +86,13 @@ pub fn workload(
         ),
         Mode::CbcEncMany => messages(
             Aes::with_backend(key, backend)?,
-            len,
+            len * CBC_STREAMS,
             0,
-            |aes, buf, len, n| {
+            move |aes, buf, _, n| {
                 let mut streams: [Cbc<&Aes>; CBC_STREAMS] = core::array::from_fn(|i| {
                     Cbc::new(&*aes, &iv_for(n * CBC_STREAMS as u64 + i as u64)).expect(SIZED)
                 });
-                Cbc::encrypt_many(streams.iter_mut().zip(buf.chunks_mut(len / CBC_STREAMS)))
-                    .expect(SIZED)
+                Cbc::encrypt_many(streams.iter_mut().zip(buf.chunks_mut(len))).expect(SIZED)
             },
         ),
         Mode::CbcDec => messages(

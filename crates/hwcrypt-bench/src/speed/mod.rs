@@ -626,7 +626,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&Progress)) -> Result<Report
         });
         done += 1;
         let results = time_cell(cell, opts, threads, &mut skipped, cipher.name, Some(*size));
-        let gb = |ops: f64| ops * *size as f64 / 1e9;
+        let gb = |ops: f64| ops * (*size * cipher.streams()) as f64 / 1e9;
         let mut cell_rows: Vec<Row> = results
             .into_iter()
             .map(|(imp, multi, single, preempted)| {
@@ -733,6 +733,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&Progress)) -> Result<Report
             "AEAD open rows (-dec): the ciphertext is copied into the buffer before each open, by every implementation alike",
             "'+ seal 1350 B' rows: a new key from fresh bytes, then one 1350-byte message sealed with it (ns per key and message)",
             "XTS: the message is one data unit (the sector number is the tweak)",
+            "-x16 rows: 16 CBC streams of the row's size, one key, an IV each, encrypted in one call (hwcrypt: Cbc::encrypt_many; peers: one stream after another); GB/s counts all 16",
             "implementations of a cell are timed in turns (interleaved), in one process",
         ],
     };

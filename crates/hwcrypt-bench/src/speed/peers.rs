@@ -79,7 +79,7 @@ pub(crate) fn workload(peer: &str, cipher: &Cipher, len: usize, aad: &[u8]) -> O
             mode: Mode::CbcEnc,
             ..*cipher
         };
-        let made = workload(peer, &serial, len / CBC_STREAMS, aad)?;
+        let made = workload(peer, &serial, len, aad)?;
         return Some(made.map(|w| Box::new(Streams(w)) as Box<dyn Workload>));
     }
     if let Some(made) = aead_cell(peer, cipher, len, aad) {
