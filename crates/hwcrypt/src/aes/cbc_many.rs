@@ -149,13 +149,19 @@ macro_rules! cbc_lanes_dispatch {
                 .all(|l| $crate::aes::cbc_many::CbcLanes::rounds(l.key) == rounds),
             "one round count per pass"
         );
+        // One key for every lane (streams of one disk, or sessions that
+        // share a key): a kernel that keeps its round keys in registers.
+        let shared = lanes.iter().all(|l| core::ptr::eq(l.key, lanes[0].key));
         macro_rules! go {
             ($count:literal) => {{
                 let mut plan = $crate::aes::cbc_many::PassPlan::<$count, $w>::new(lanes);
-                match rounds {
-                    10 => $kernel::<$count, 10>(&mut plan, blocks),
-                    12 => $kernel::<$count, 12>(&mut plan, blocks),
-                    _ => $kernel::<$count, 14>(&mut plan, blocks),
+                match (rounds, shared) {
+                    (10, false) => $kernel::<$count, 10, false>(&mut plan, blocks),
+                    (12, false) => $kernel::<$count, 12, false>(&mut plan, blocks),
+                    (_, false) => $kernel::<$count, 14, false>(&mut plan, blocks),
+                    (10, true) => $kernel::<$count, 10, true>(&mut plan, blocks),
+                    (12, true) => $kernel::<$count, 12, true>(&mut plan, blocks),
+                    (_, true) => $kernel::<$count, 14, true>(&mut plan, blocks),
                 }
                 plan.finish(lanes);
             }};

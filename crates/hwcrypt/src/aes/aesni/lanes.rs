@@ -46,7 +46,7 @@ macro_rules! cbc_encrypt_lanes {
         xor = $xor:path, enc = $enc:path, last = $last:path $(,)?
     ) => {
         $(#[$attr])*
-        pub(crate) unsafe fn $name<const G: usize, const R: usize>(
+        pub(crate) unsafe fn $name<const G: usize, const R: usize, const SHARED: bool>(
             plan: &mut $crate::aes::cbc_many::PassPlan<G, $w>,
             blocks: usize,
         ) {
@@ -55,6 +55,14 @@ macro_rules! cbc_encrypt_lanes {
                 c[g] = $get(&plan.chains[g]);
             }
             let k = &plan.keys;
+            // One key for every lane: its round keys stay in registers
+            // (plain loads, hoisted), not loaded per round and lane group.
+            let mut kk = [$zero; 15];
+            if SHARED {
+                for r in 0..=R {
+                    kk[r] = $get(&plan.keys[0][r]);
+                }
+            }
             let mut i = 0;
             let mut chunk = [[$zero; $s]; G];
             if blocks >= $s {
@@ -65,7 +73,7 @@ macro_rules! cbc_encrypt_lanes {
                 }
             }
             while blocks - i >= $s {
-                cbc_encrypt_lanes!(@steps $s, $xor, $enc, $last, $key, R, k, c, chunk, 0 1 2 3 4 5 6 7);
+                cbc_encrypt_lanes!(@steps $s, $xor, $enc, $last, $key, R, k, kk, c, chunk, 0 1 2 3 4 5 6 7);
                 // The next chunk is loaded before this one is stored: a
                 // load after a store to the same offset modulo 4 KiB waits
                 // for that store, and streams in buffers of their own sit
@@ -95,11 +103,11 @@ macro_rules! cbc_encrypt_lanes {
                 for g in 0..G {
                     // SAFETY: block `i < blocks` of every lane is readable.
                     let p = unsafe { $load(&plan.src[g], off) };
-                    x[g] = $xor($xor(p, c[g]), $key(&k[g][0]));
+                    x[g] = $xor($xor(p, c[g]), if SHARED { kk[0] } else { $key(&k[g][0]) });
                 }
-                cbc_encrypt_lanes!(@rounds $enc, $key, R, k, x, 1 2 3 4 5 6 7 8 9 10 11 12 13);
+                cbc_encrypt_lanes!(@rounds $enc, $key, R, k, kk, x, 1 2 3 4 5 6 7 8 9 10 11 12 13);
                 for g in 0..G {
-                    c[g] = $last(x[g], $key(&k[g][R]));
+                    c[g] = $last(x[g], if SHARED { kk[R] } else { $key(&k[g][R]) });
                     // SAFETY: block `i` of every lane is writable; every
                     // lane loaded it above, before this first store.
                     unsafe { $store(&plan.dst[g], off, c[g]) };
@@ -114,27 +122,27 @@ macro_rules! cbc_encrypt_lanes {
     // The steps of a chunk written out, so that `chunk` stays in registers
     // (a loop over `j` leaves it on the stack, and its stores there can
     // alias the round-key loads modulo 4 KiB).
-    (@steps $s:literal, $xor:path, $enc:path, $last:path, $key:path, $R:ident, $k:ident,
+    (@steps $s:literal, $xor:path, $enc:path, $last:path, $key:path, $R:ident, $k:ident, $kk:ident,
      $c:ident, $chunk:ident, $($j:literal)*) => {
         $(
             if $j < $s {
                 let mut x = [$c[0]; G];
                 for g in 0..G {
-                    x[g] = $xor($xor($chunk[g][$j], $c[g]), $key(&$k[g][0]));
+                    x[g] = $xor($xor($chunk[g][$j], $c[g]), if SHARED { $kk[0] } else { $key(&$k[g][0]) });
                 }
-                cbc_encrypt_lanes!(@rounds $enc, $key, $R, $k, x, 1 2 3 4 5 6 7 8 9 10 11 12 13);
+                cbc_encrypt_lanes!(@rounds $enc, $key, $R, $k, $kk, x, 1 2 3 4 5 6 7 8 9 10 11 12 13);
                 for g in 0..G {
-                    $c[g] = $last(x[g], $key(&$k[g][$R]));
+                    $c[g] = $last(x[g], if SHARED { $kk[$R] } else { $key(&$k[g][$R]) });
                     $chunk[g][$j] = $c[g];
                 }
             }
         )*
     };
-    (@rounds $enc:path, $key:path, $R:ident, $k:ident, $x:ident, $($r:literal)*) => {
+    (@rounds $enc:path, $key:path, $R:ident, $k:ident, $kk:ident, $x:ident, $($r:literal)*) => {
         $(
             if $r < $R {
                 for g in 0..$x.len() {
-                    $x[g] = $enc($x[g], $key(&$k[g][$r]));
+                    $x[g] = $enc($x[g], if SHARED { $kk[$r] } else { $key(&$k[g][$r]) });
                 }
             }
         )*
