@@ -8,28 +8,13 @@
 use hwcrypt::Backend;
 use hwcrypt::aes::Aes;
 use hwcrypt::modes::{Cbc, Ecb};
+use hwcrypt_bench::probe_gbps;
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-/// GB/s of `f`, which processes `bytes` per call, median of `reps` windows.
+/// Median GB/s of `f`, which processes `bytes` per call.
 fn rate(reps: usize, window: Duration, bytes: usize, mut f: impl FnMut()) -> f64 {
-    let mut samples = Vec::new();
-    for _ in 0..reps {
-        let (start, mut n) = (Instant::now(), 0u64);
-        while start.elapsed() < window {
-            for _ in 0..8 {
-                f();
-            }
-            n += 8 * bytes as u64;
-        }
-        samples.push(n as f64 / start.elapsed().as_secs_f64() / 1e9);
-    }
-    median(samples)
+    probe_gbps(reps, window, bytes as u64, &mut f).0
 }
 
 fn main() {

@@ -63,10 +63,9 @@ impl Cipher {
     /// whole 16-byte blocks; `None` if any length works.
     pub fn size_rule(&self) -> Option<(usize, bool, &'static str)> {
         match self.mode {
-            Mode::Ecb | Mode::CbcEnc | Mode::CbcDec => {
+            Mode::Ecb | Mode::CbcEnc | Mode::CbcDec | Mode::CbcEncMany => {
                 Some((16, true, "ECB and CBC take whole 16-byte blocks"))
             }
-            Mode::CbcEncMany => Some((16, true, "CBC takes whole 16-byte blocks")),
             Mode::Xts => Some((16, false, "an XTS data unit is at least 16 bytes")),
             _ => None,
         }
@@ -75,12 +74,7 @@ impl Cipher {
     /// Why `size` cannot be measured for this cipher, if it cannot.
     pub fn rejects(&self, size: usize) -> Option<&'static str> {
         let (min, whole, why) = self.size_rule()?;
-        let unit = if self.mode == Mode::CbcEncMany {
-            min
-        } else {
-            16
-        };
-        (size < min || (whole && !size.is_multiple_of(unit))).then_some(why)
+        (size < min || (whole && !size.is_multiple_of(16))).then_some(why)
     }
 
     /// The key whose setup this cipher's key-setup row measures.

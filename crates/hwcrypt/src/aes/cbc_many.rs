@@ -179,15 +179,6 @@ macro_rules! cbc_lanes_dispatch {
 /// shortest of them has left, retires the finished streams and refills
 /// their lanes from the rest; a stream left alone runs on the serial kernel.
 pub(crate) fn schedule<K: CbcLanes>(jobs: Vec<Lane<'_, K>>) {
-    let bytes: usize = jobs.iter().map(|j| j.io.len()).sum();
-    if bytes < SERIAL_BELOW * jobs.len() {
-        // Short streams: one after another. Calls of a few blocks overlap
-        // in the out-of-order core anyway, and laying out the lanes costs
-        // more than it saves (64-byte streams: 1.8 GB/s packed, 3.9 one
-        // by one, on `vaes-avx512`; the two meet near 100 bytes).
-        jobs.into_iter().for_each(K::serial);
-        return;
-    }
     let max = K::GROUPS * K::W;
     let mut pending = jobs.into_iter().filter(|j| !j.io.is_empty()).peekable();
     let mut active: Vec<Lane<'_, K>> = Vec::with_capacity(max);
@@ -234,7 +225,11 @@ pub(crate) fn schedule<K: CbcLanes>(jobs: Vec<Lane<'_, K>>) {
     }
 }
 
-/// Streams shorter than this on average (bytes) are encrypted one by one.
+/// A batch whose streams are shorter than this on average (bytes) runs them
+/// one after another ([`CbcEncryptBatch::encrypt`](crate::modes::CbcEncryptBatch::encrypt)):
+/// calls of a few blocks overlap in the out-of-order core anyway, and laying
+/// out the lanes costs more than it saves (64-byte streams: 1.8 GB/s packed,
+/// 3.9 one by one, on `vaes-avx512`; the two meet near 100 bytes).
 pub(crate) const SERIAL_BELOW: usize = 128;
 
 /// Ways of the L1 data cache of the x86-64 cores hwcrypt targets (8 on AMD
