@@ -25,7 +25,7 @@
 
 use core::ops::{Deref, DerefMut};
 use core::ptr::NonNull;
-use std::alloc::{Layout, alloc, alloc_zeroed, dealloc, handle_alloc_error};
+use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
 
 /// Plain key-schedule data that may live in a [`SecretBox`].
 ///
@@ -71,12 +71,6 @@ unsafe impl Schedule for crate::chacha20poly1305::KeyWords {}
 // SAFETY: as above.
 unsafe impl Portable for crate::chacha20poly1305::KeyWords {}
 
-/// Schedules up to this size are made with `alloc` and zeroed here rather
-/// than with `alloc_zeroed`: glibc's `calloc` skips its per-thread cache of
-/// small blocks, which made it most of a ChaCha20 key's setup (32 bytes).
-/// For the larger AES and GCM schedules `calloc` measured faster.
-const SMALL: usize = 64;
-
 /// A heap-allocated `T`, made zeroed and filled in place, wiped when dropped;
 /// `Clone` copies the bytes heap to heap. `Debug` is the owner's business
 /// (owners never print a schedule).
@@ -118,18 +112,11 @@ impl<T: Schedule> SecretBox<T> {
         }
     };
 
-    /// A fresh allocation for one `T` (zeroed by the allocator if
-    /// `zeroed`; otherwise uninitialised, for the caller to fill).
-    fn allocate(zeroed: bool) -> SecretBox<T> {
+    /// A fresh, uninitialised allocation for one `T`, for the caller to fill.
+    fn allocate() -> SecretBox<T> {
         let layout = Self::ALLOC;
         // SAFETY: the layout has a non-zero size (checked in `ALLOC`).
-        let base = unsafe {
-            if zeroed {
-                alloc_zeroed(layout)
-            } else {
-                alloc(layout)
-            }
-        };
+        let base = unsafe { alloc(layout) };
         let Some(base) = NonNull::new(base) else {
             handle_alloc_error(layout)
         };
@@ -172,23 +159,21 @@ impl<T: Schedule> SecretBox<T> {
 
     /// A zeroed `T` on the heap, to be filled in place through `DerefMut`.
     ///
+    /// Always `malloc` and our own zeroing, never `calloc`: glibc's
+    /// `calloc` skips the per-thread cache of small blocks, so a key made
+    /// and dropped in a loop went through `_int_malloc` and the
+    /// consolidation of free neighbours (`unlink_chunk`) every time, while
+    /// `free` fills that cache: a third of an AES key's setup in
+    /// `hwcrypt speed` (75 -> 50 ns per AES-128 key, 137 -> 90 per XTS key,
+    /// AMD Zen 4).
+    ///
     /// # Safety
     /// The caller makes sure a zeroed `T` may be used as its type's safe
     /// methods expect: for a backend key, that the CPU features its kernels
     /// need were detected (as the backend's own constructor would check).
     pub(crate) unsafe fn zeroed() -> SecretBox<T> {
-        if size_of::<T>() <= SMALL {
-            let b = Self::allocate(false);
-            let p = b.ptr.as_ptr().cast::<u8>();
-            // Kept apart, or LLVM merges `malloc` and the zeroing into `calloc`.
-            barrier(p);
-            // SAFETY: `size_of::<T>()` writable bytes; all-zero is a valid
-            // `T` (`Schedule`).
-            unsafe { core::ptr::write_bytes(p, 0, size_of::<T>()) };
-            return b;
-        }
         if Self::WIDE {
-            let b = Self::allocate(false);
+            let b = Self::allocate();
             // SAFETY: `size_of::<T>()` writable bytes, aligned to 32
             // (`WIDE`); AVX was detected (`T::AVX`, whose values the caller
             // may make: this function's contract). All-zero is a valid `T`
@@ -196,7 +181,14 @@ impl<T: Schedule> SecretBox<T> {
             unsafe { zero_wide(b.ptr.as_ptr().cast(), size_of::<T>()) };
             return b;
         }
-        Self::allocate(true)
+        let b = Self::allocate();
+        let p = b.ptr.as_ptr().cast::<u8>();
+        // Kept apart, or LLVM merges `malloc` and the zeroing into `calloc`.
+        barrier(p);
+        // SAFETY: `size_of::<T>()` writable bytes; all-zero is a valid `T`
+        // (`Schedule`).
+        unsafe { core::ptr::write_bytes(p, 0, size_of::<T>()) };
+        b
     }
 
     /// A zeroed `T` on the heap, to be filled in place.
@@ -313,7 +305,7 @@ impl<T: Schedule> DerefMut for SecretBox<T> {
 impl<T: Schedule> Clone for SecretBox<T> {
     /// A byte copy, heap to heap: no copy of the schedule on the stack.
     fn clone(&self) -> SecretBox<T> {
-        let copy = Self::allocate(false);
+        let copy = Self::allocate();
         // SAFETY: both are valid for `size_of::<T>()` bytes and do not
         // overlap (a fresh allocation); a byte copy of a `Schedule` is an
         // independent valid value, and it met the same invariants as `self`.

@@ -1,0 +1,83 @@
+//! Key-setup probe (issue 17, item 1): `key-setup KIND BACKEND [MILLIS]
+//! [ROUNDS]` makes and drops keys of KIND (`aes-128`, `aes-256`,
+//! `aes-128-gcm`, `aes-256-gcm`, `aes-128-xts`, `aes-256-xts`,
+//! `chacha20-poly1305`) on BACKEND in a loop, MILLIS per round, and prints
+//! the best and median ns per key over ROUNDS: a steady loop to run under
+//! `perf record` and to compare layouts of the key objects.
+
+use hwcrypt::Backend;
+use hwcrypt::aes::Aes;
+use hwcrypt::chacha20poly1305::ChaCha20Poly1305;
+use hwcrypt::gcm::AesGcm;
+use hwcrypt::modes::Xts;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.len() < 2 {
+        eprintln!("usage: key-setup KIND BACKEND [MILLIS] [ROUNDS]");
+        std::process::exit(2);
+    }
+    let kind = args[0].as_str();
+    let backend: Backend = args[1].parse().unwrap_or_else(|e| {
+        eprintln!("key-setup: {e}");
+        std::process::exit(2);
+    });
+    let millis: u64 = args.get(2).map_or(300, |s| s.parse().expect("MILLIS"));
+    let rounds: usize = args.get(3).map_or(7, |s| s.parse().expect("ROUNDS"));
+    let mut key: [u8; 64] = core::array::from_fn(|i| (i * 7 + 1) as u8);
+    let one: Box<dyn Fn(&[u8]) -> hwcrypt::Result<()>> = match kind {
+        "aes-128" | "aes-192" | "aes-256" => Box::new(move |k: &[u8]| {
+            black_box(Aes::with_backend(k, backend)?);
+            Ok(())
+        }),
+        "aes-128-gcm" | "aes-256-gcm" => Box::new(move |k: &[u8]| {
+            black_box(AesGcm::with_backend(k, backend)?);
+            Ok(())
+        }),
+        "aes-128-xts" | "aes-256-xts" => Box::new(move |k: &[u8]| {
+            black_box(Xts::with_backend(k, backend)?);
+            Ok(())
+        }),
+        "chacha20-poly1305" => Box::new(move |k: &[u8]| {
+            black_box(ChaCha20Poly1305::with_backend(k, backend)?);
+            Ok(())
+        }),
+        other => {
+            eprintln!("key-setup: unknown kind {other}");
+            std::process::exit(2);
+        }
+    };
+    let len = match kind {
+        "aes-128" | "aes-128-gcm" => 16,
+        "aes-192" => 24,
+        "aes-128-xts" => 32,
+        "aes-256-xts" => 64,
+        _ => 32,
+    };
+    if let Err(e) = one(&key[..len]) {
+        eprintln!("key-setup: {kind} on {backend}: {e}");
+        std::process::exit(1);
+    }
+    let window = Duration::from_millis(millis);
+    let mut per_key = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let (start, mut n) = (Instant::now(), 0u64);
+        while start.elapsed() < window {
+            for i in 0..256 {
+                // A new key each time, as `hwcrypt speed` makes them.
+                key[i % 8] = key[i % 8].wrapping_add(1);
+                one(black_box(&key[..len])).expect("checked above");
+            }
+            n += 256;
+        }
+        per_key.push(start.elapsed().as_nanos() as f64 / n as f64);
+    }
+    per_key.sort_by(f64::total_cmp);
+    println!(
+        "{kind} {backend}: best {:.1} ns, median {:.1} ns per key (new + drop), {rounds} rounds of {millis} ms",
+        per_key[0],
+        per_key[rounds / 2]
+    );
+}
