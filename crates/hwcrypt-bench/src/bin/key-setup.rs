@@ -13,6 +13,9 @@ use hwcrypt::modes::Xts;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+/// Makes (and drops) one key from the bytes.
+type MakeKey = dyn Fn(&[u8]) -> hwcrypt::Result<()>;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.len() < 2 {
@@ -27,7 +30,7 @@ fn main() {
     let millis: u64 = args.get(2).map_or(300, |s| s.parse().expect("MILLIS"));
     let rounds: usize = args.get(3).map_or(7, |s| s.parse().expect("ROUNDS"));
     let mut key: [u8; 64] = core::array::from_fn(|i| (i * 7 + 1) as u8);
-    let one: Box<dyn Fn(&[u8]) -> hwcrypt::Result<()>> = match kind {
+    let one: Box<MakeKey> = match kind {
         "aes-128" | "aes-192" | "aes-256" => Box::new(move |k: &[u8]| {
             black_box(Aes::with_backend(k, backend)?);
             Ok(())
