@@ -42,8 +42,8 @@ pub(crate) struct Key {
 unsafe impl Schedule for Key {}
 
 impl Key {
-    /// Expands `key` (16, 24 or 32 bytes) in a zeroed heap home, in place;
-    /// `None` unless the CPU has AES-NI and SSSE3 (or for another key length).
+    /// Expands `key` (16, 24 or 32 bytes) in a heap home, in place; `None`
+    /// unless the CPU has AES-NI and SSSE3 (or for another key length).
     pub(crate) fn boxed(key: &[u8]) -> Option<SecretBox<Key>> {
         if !cpu::detected().contains(Features::of(AESNI_FEATURES))
             || !matches!(key.len(), 16 | 24 | 32)
@@ -51,16 +51,38 @@ impl Key {
             return None;
         }
         // SAFETY: AES-NI and SSSE3 were detected just above, which is all a
-        // `Key`'s methods assume.
-        let mut k = unsafe { SecretBox::<Key>::zeroed() };
-        k.set_clmul(cpu::usable(Feature::Pclmulqdq));
-        k.rekey(key);
+        // `Key`'s methods assume; `write_in_place` writes a whole `Key`
+        // before the box is used.
+        let mut k = unsafe { SecretBox::<Key>::uninit() };
+        // SAFETY: as above; the pointer is the box's, valid and aligned.
+        unsafe { Key::write_in_place(k.as_mut_ptr(), key, cpu::usable(Feature::Pclmulqdq)) };
         Some(k)
     }
 
-    /// Whether the XTS kernels may use PCLMULQDQ (the caller detected it).
-    pub(crate) fn set_clmul(&mut self, clmul: bool) {
-        self.clmul = clmul;
+    /// Writes a whole key for `key` at `p` (uninitialised memory): the
+    /// flags, the round keys `0..=rounds` of both schedules by expansion,
+    /// zeroes past them. Every byte but padding is written once, and
+    /// nothing at `p` is read before it was written.
+    ///
+    /// # Safety
+    /// The CPU supports AES-NI and SSSE3; `p` is valid for writes of a
+    /// `Key` and aligned; `key.len()` is 16, 24 or 32.
+    pub(crate) unsafe fn write_in_place(p: *mut Key, key: &[u8], clmul: bool) {
+        let rounds = 6 + key.len() / 4;
+        // SAFETY: field addresses inside the `Key` at `p`, valid for writes
+        // (the caller's promise); `expand_into`'s contract: 15 writable
+        // blocks each, and the CPU features.
+        unsafe {
+            core::ptr::addr_of_mut!((*p).rounds).write(rounds);
+            core::ptr::addr_of_mut!((*p).clmul).write(clmul);
+            let enc = core::ptr::addr_of_mut!((*p).enc).cast::<Block>();
+            let dec = core::ptr::addr_of_mut!((*p).dec).cast::<Block>();
+            for i in rounds + 1..15 {
+                enc.add(i).write([0; 16]);
+                dec.add(i).write([0; 16]);
+            }
+            expand_into::<true>(key, enc, dec);
+        }
     }
 
     /// Re-expands in place for `key` (16, 24 or 32 bytes, checked by the
@@ -153,24 +175,28 @@ const RCON: [i32; 10] = [0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0
 /// Stores round key `i` into the encryption schedule and, if `DEC`, its
 /// `aesimc` into the decryption schedule (`dec[R - i]`), so the independent
 /// `aesimc`s fill the gaps of the serial expansion.
+///
+/// # Safety
+/// `enc` (and `dec` if `DEC`) are valid for writes of 15 blocks; `i <= R <= 14`.
 #[inline]
 #[target_feature(enable = "aes")]
-fn put<const DEC: bool, const R: usize>(
-    enc: &mut [Block; 15],
-    dec: &mut Option<&mut [Block; 15]>,
+unsafe fn put<const DEC: bool, const R: usize>(
+    enc: *mut Block,
+    dec: *mut Block,
     i: usize,
     rk: __m128i,
 ) {
-    // SAFETY: a store to a 16-byte array.
-    unsafe { store(&mut enc[i], rk) };
-    if DEC && let Some(dec) = dec {
+    // SAFETY: `i < 15` blocks into `enc` (the caller's promise); unaligned
+    // stores are allowed.
+    unsafe { _mm_storeu_si128(enc.add(i).cast(), rk) };
+    if DEC {
         let d = if i == 0 || i == R {
             rk
         } else {
             _mm_aesimc_si128(rk)
         };
-        // SAFETY: as above.
-        unsafe { store(&mut dec[R - i], d) };
+        // SAFETY: as above, `R - i < 15` blocks into `dec`.
+        unsafe { _mm_storeu_si128(dec.add(R - i).cast(), d) };
     }
 }
 
@@ -182,7 +208,7 @@ fn put<const DEC: bool, const R: usize>(
 #[target_feature(enable = "aes,ssse3")]
 unsafe fn expand<const DEC: bool>(key: &[u8], k: &mut Key) {
     // SAFETY: the same contract.
-    unsafe { expand_into::<DEC>(key, &mut k.enc.0, Some(&mut k.dec.0)) };
+    unsafe { expand_into::<DEC>(key, k.enc.0.as_mut_ptr(), k.dec.0.as_mut_ptr()) };
 }
 
 /// Expands a 16-, 24- or 32-byte `key` into the encryption round keys
@@ -194,29 +220,30 @@ unsafe fn expand<const DEC: bool>(key: &[u8], k: &mut Key) {
 #[target_feature(enable = "aes,ssse3")]
 pub(crate) unsafe fn expand_encryption(key: &[u8], enc: &mut [Block; 15]) -> usize {
     // SAFETY: the same contract.
-    unsafe { expand_into::<false>(key, enc, None) };
+    unsafe { expand_into::<false>(key, enc.as_mut_ptr(), core::ptr::null_mut()) };
     6 + key.len() / 4
 }
 
-/// Expands `key` into `enc` and, if `DEC` (and `dec` is given), `dec`.
+/// Expands `key` into `enc[..=rounds]` and, if `DEC`, `dec[..=rounds]`
+/// (raw pointers: the memory may be uninitialised; the entries past
+/// `rounds` are not touched). `enc` is read back only where this function
+/// wrote it.
 ///
 /// # Safety
-/// As [`expand`].
+/// The CPU must support AES-NI and SSSE3; `key.len()` is 16, 24 or 32;
+/// `enc` (and `dec` if `DEC`) are valid for reads and writes of 15 blocks.
 #[target_feature(enable = "aes,ssse3")]
-unsafe fn expand_into<const DEC: bool>(
-    key: &[u8],
-    enc: &mut [Block; 15],
-    mut dec: Option<&mut [Block; 15]>,
-) {
-    let dec = &mut dec;
+unsafe fn expand_into<const DEC: bool>(key: &[u8], enc: *mut Block, dec: *mut Block) {
     match key.len() {
         16 => {
             // SAFETY: `key` is 16 readable bytes.
             let mut rk = unsafe { _mm_loadu_si128(key.as_ptr().cast()) };
-            put::<DEC, 10>(enc, dec, 0, rk);
+            // SAFETY: `enc` and `dec` as the caller promised; the index is at most 10.
+            unsafe { put::<DEC, 10>(enc, dec, 0, rk) };
             for (i, rcon) in RCON.into_iter().enumerate() {
                 rk = _mm_xor_si128(prefix_xor(rk), sub_rot_word3(rk, rcon));
-                put::<DEC, 10>(enc, dec, i + 1, rk);
+                // SAFETY: `enc` and `dec` as the caller promised; the index is at most 10.
+                unsafe { put::<DEC, 10>(enc, dec, i + 1, rk) };
             }
         }
         32 => {
@@ -227,14 +254,18 @@ unsafe fn expand_into<const DEC: bool>(
                     _mm_loadu_si128(key.as_ptr().add(16).cast()),
                 )
             };
-            put::<DEC, 14>(enc, dec, 0, even);
-            put::<DEC, 14>(enc, dec, 1, odd);
+            // SAFETY: `enc` and `dec` as the caller promised; the index is at most 14.
+            unsafe { put::<DEC, 14>(enc, dec, 0, even) };
+            // SAFETY: `enc` and `dec` as the caller promised; the index is at most 14.
+            unsafe { put::<DEC, 14>(enc, dec, 1, odd) };
             for (i, rcon) in (2..15).step_by(2).zip(RCON) {
                 even = _mm_xor_si128(prefix_xor(even), sub_rot_word3(odd, rcon));
-                put::<DEC, 14>(enc, dec, i, even);
+                // SAFETY: `enc` and `dec` as the caller promised; the index is at most 14.
+                unsafe { put::<DEC, 14>(enc, dec, i, even) };
                 if i < 14 {
                     odd = _mm_xor_si128(prefix_xor(odd), sub_word3(even));
-                    put::<DEC, 14>(enc, dec, i + 1, odd);
+                    // SAFETY: `enc` and `dec` as the caller promised; the index is at most 14.
+                    unsafe { put::<DEC, 14>(enc, dec, i + 1, odd) };
                 }
             }
         }
@@ -254,14 +285,18 @@ unsafe fn expand_into<const DEC: bool>(
                 }
                 w[i] = w[i - 6] ^ t;
             }
-            for (rk, words) in enc.iter_mut().zip(w.chunks_exact(4)) {
+            for (i, words) in w.chunks_exact(4).enumerate() {
+                let mut rk = [0u8; 16];
                 for (dst, word) in rk.chunks_exact_mut(4).zip(words) {
                     dst.copy_from_slice(&word.to_le_bytes());
                 }
+                // SAFETY: `i < 13` blocks into `enc` (the caller's promise).
+                unsafe { enc.add(i).write(rk) };
             }
             crate::secret::wipe_words(&mut w);
-            if DEC && let Some(dec) = dec {
-                // SAFETY: `aes` is enabled; AES-192 has 12 rounds.
+            if DEC {
+                // SAFETY: `aes` is enabled; AES-192 has 12 rounds, whose 13
+                // encryption round keys were written just above.
                 unsafe { expand_dec(enc, dec, 12) };
             }
         }
@@ -271,14 +306,19 @@ unsafe fn expand_into<const DEC: bool>(
 /// The decryption schedule (for `aesdec`) from the encryption schedule.
 ///
 /// # Safety
-/// The CPU must support AES-NI; `rounds` is 10, 12 or 14.
+/// The CPU must support AES-NI; `rounds` is 10, 12 or 14; `enc` is valid
+/// for reads of `rounds + 1` initialised blocks, `dec` for writes of as many.
 #[target_feature(enable = "aes")]
-unsafe fn expand_dec(enc: &[Block; 15], dec: &mut [Block; 15], rounds: usize) {
-    dec[0] = enc[rounds];
-    dec[rounds] = enc[0];
-    for i in 1..rounds {
-        // SAFETY: 16-byte loads/stores; `aes` is enabled.
-        unsafe { store(&mut dec[i], _mm_aesimc_si128(load(&enc[rounds - i]))) };
+unsafe fn expand_dec(enc: *const Block, dec: *mut Block, rounds: usize) {
+    // SAFETY: indexes up to `rounds` (the caller's promise); unaligned
+    // loads and stores are allowed.
+    unsafe {
+        dec.write(enc.add(rounds).read());
+        dec.add(rounds).write(enc.read());
+        for i in 1..rounds {
+            let k = _mm_aesimc_si128(_mm_loadu_si128(enc.add(rounds - i).cast()));
+            _mm_storeu_si128(dec.add(i).cast(), k);
+        }
     }
 }
 

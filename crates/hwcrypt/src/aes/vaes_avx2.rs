@@ -56,9 +56,9 @@ pub(crate) struct Key {
 unsafe impl Schedule for Key {}
 
 impl Key {
-    /// Expands `key` (16, 24 or 32 bytes) in a zeroed heap home, in place;
-    /// `None` unless the CPU has every feature in [`VAES_AVX2_FEATURES`]
-    /// (or for another key length).
+    /// Expands `key` (16, 24 or 32 bytes) in a heap home, in place; `None`
+    /// unless the CPU has every feature in [`VAES_AVX2_FEATURES`] (or for
+    /// another key length).
     pub(crate) fn boxed(key: &[u8]) -> Option<SecretBox<Key>> {
         if !cpu::detected().contains(Features::of(VAES_AVX2_FEATURES))
             || !matches!(key.len(), 16 | 24 | 32)
@@ -66,19 +66,33 @@ impl Key {
             return None;
         }
         // SAFETY: every feature of `VAES_AVX2_FEATURES` (a superset of
-        // AES-NI's) was detected just above.
-        let mut k = unsafe { SecretBox::<Key>::zeroed() };
-        k.init(key);
+        // AES-NI's) was detected just above; `write_in_place` writes a
+        // whole `Key` before the box is used.
+        let mut k = unsafe { SecretBox::<Key>::uninit() };
+        // SAFETY: as above; the pointer is the box's, valid and aligned.
+        unsafe { Key::write_in_place(k.as_mut_ptr(), key) };
         Some(k)
     }
 
-    /// Fills a zeroed key in place (flags, then the schedules).
-    pub(crate) fn init(&mut self, key: &[u8]) {
+    /// Writes a whole key for `key` at `p` (uninitialised memory), as
+    /// [`aesni::Key::write_in_place`] does.
+    ///
+    /// # Safety
+    /// The CPU has every feature in [`VAES_AVX2_FEATURES`]; `p` is valid for
+    /// writes of a `Key` and aligned; `key.len()` is 16, 24 or 32.
+    pub(crate) unsafe fn write_in_place(p: *mut Key, key: &[u8]) {
         // The masked features, not the detected ones: `HWCRYPT_CPU=-pclmulqdq`
         // (or `-vpclmulqdq`) must reach the XTS kernels too.
-        self.clmul = cpu::usable(Feature::Vpclmulqdq);
-        self.narrow.set_clmul(cpu::usable(Feature::Pclmulqdq));
-        self.rekey(key);
+        let (clmul, narrow_clmul) = (
+            cpu::usable(Feature::Vpclmulqdq),
+            cpu::usable(Feature::Pclmulqdq),
+        );
+        // SAFETY: field addresses inside the `Key` at `p` (the caller's
+        // promise), and the AES-NI key's contract (its features are a subset).
+        unsafe {
+            core::ptr::addr_of_mut!((*p).clmul).write(clmul);
+            aesni::Key::write_in_place(core::ptr::addr_of_mut!((*p).narrow), key, narrow_clmul);
+        }
     }
 
     /// The AES-NI key (the `vaes-avx512` backend's round keys too).

@@ -67,8 +67,8 @@ pub(crate) struct Key {
 unsafe impl Schedule for Key {}
 
 impl Key {
-    /// Expands `key` (16, 24 or 32 bytes) in a zeroed heap home, in place;
-    /// `None` unless the CPU has every feature in [`VAES_AVX512_FEATURES`]
+    /// Expands `key` (16, 24 or 32 bytes) in a heap home, in place; `None`
+    /// unless the CPU has every feature in [`VAES_AVX512_FEATURES`]
     /// (or for another key length).
     pub(crate) fn boxed(key: &[u8]) -> Option<SecretBox<Key>> {
         if !cpu::detected().contains(Features::of(VAES_AVX512_FEATURES))
@@ -78,8 +78,13 @@ impl Key {
         }
         // SAFETY: every feature of `VAES_AVX512_FEATURES` (a superset of
         // `VAES_AVX2_FEATURES` and AES-NI's) was detected just above.
-        let mut k = unsafe { SecretBox::<Key>::zeroed() };
-        k.base.init(key);
+        // `vaes_avx2::Key::write_in_place` writes the whole `Key` (its one
+        // field) before the box is used.
+        let mut k = unsafe { SecretBox::<Key>::uninit() };
+        // SAFETY: as above; the pointer is the box's, valid and aligned.
+        unsafe {
+            vaes_avx2::Key::write_in_place(core::ptr::addr_of_mut!((*k.as_mut_ptr()).base), key);
+        }
         Some(k)
     }
 
