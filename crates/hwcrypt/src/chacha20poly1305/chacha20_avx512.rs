@@ -218,26 +218,28 @@ fn aead<const SEAL: bool>(
     let mut state = chacha20_soft::state(key, 0, nonce);
 
     if len <= SHORT_MAX {
-        let mut ks = if len <= 3 * 64 {
-            rows::<1, _>(&state, &mut ())
-        } else {
-            rows::<2, _>(&state, &mut ())
+        let short = |ks: &mut [__m512i], state: &mut [u32; 16]| {
+            crate::secret::wipe_words(state);
+            let mut poly = poly_from_block0(ks[0]);
+            poly.update_padded(aad);
+            let vector = len >= IFMA_MIN;
+            if !SEAL {
+                absorb_padded(&mut poly, mac(0, len), vector);
+            }
+            // SAFETY: `len <= 448` bytes from the start of both ranges; the
+            // keystream from register 1 (block 1) on covers them.
+            unsafe { xor_partial(src, dst, ks, 1, len) };
+            wipe(ks);
+            if SEAL {
+                absorb_padded(&mut poly, mac(0, len), vector);
+            }
+            poly.finish_aead(aad.len() as u64, len as u64)
         };
-        state.zeroize();
-        let mut poly = poly_from_block0(ks[0]);
-        poly.update_padded(aad);
-        let vector = len >= IFMA_MIN;
-        if !SEAL {
-            absorb_padded(&mut poly, mac(0, len), vector);
-        }
-        // SAFETY: `len <= 448` bytes from the start of both ranges; the
-        // keystream from register 1 (block 1) on covers them.
-        unsafe { xor_partial(src, dst, &ks, 1, len) };
-        wipe(&mut ks);
-        if SEAL {
-            absorb_padded(&mut poly, mac(0, len), vector);
-        }
-        return poly.finish_aead(aad.len() as u64, len as u64);
+        return if len <= 3 * 64 {
+            short(&mut rows::<1, 4, _>(&state, &mut ()), &mut state)
+        } else {
+            short(&mut rows::<2, 8, _>(&state, &mut ()), &mut state)
+        };
     }
 
     let mut x = init16(&state);
@@ -500,7 +502,7 @@ fn poly_from_block0(block0: __m512i) -> Poly1305 {
     // SAFETY: `poly_key` is 32 writable bytes; unaligned stores are allowed.
     unsafe { _mm256_storeu_si256(poly_key.as_mut_ptr().cast(), _mm512_castsi512_si256(block0)) };
     let poly = Poly1305::new(&poly_key);
-    poly_key.zeroize();
+    crate::secret::wipe_bytes(&mut poly_key);
     poly
 }
 

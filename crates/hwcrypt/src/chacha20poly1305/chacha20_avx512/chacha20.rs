@@ -236,14 +236,16 @@ pub(super) fn blocks20<B: Between>(
 /// `4 * SETS` ChaCha20 blocks (counters `state[12] + 0..4 * SETS`) in row
 /// layout: each register holds one row (4 words) of 4 blocks, one block per
 /// 128-bit lane. Returns the blocks in byte order (register `b` is block
-/// `b`); registers past `4 * SETS` are zero. `between(i)` runs after double
-/// round `i`, as in [`blocks16`].
+/// `b`), `N = 4 * SETS` registers: a short message's caller spills, and
+/// wipes, only those. `between(i)` runs after double round `i`, as in
+/// [`blocks16`].
 #[inline]
 #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
-pub(super) fn rows<const SETS: usize, B: Between>(
+pub(super) fn rows<const SETS: usize, const N: usize, B: Between>(
     state: &[u32; 16],
     between: &mut B,
-) -> [__m512i; 16] {
+) -> [__m512i; N] {
+    const { assert!(N == 4 * SETS) };
     let row = |i: usize| {
         _mm512_broadcast_i32x4(_mm_setr_epi32(
             state[i] as i32,
@@ -293,7 +295,7 @@ pub(super) fn rows<const SETS: usize, B: Between>(
         }
         between.step(i);
     }
-    let mut out = [_mm512_setzero_si512(); 16];
+    let mut out = [_mm512_setzero_si512(); N];
     for s in 0..SETS {
         let l = lanes4x4([
             _mm512_add_epi32(a[s], a0),
@@ -319,8 +321,8 @@ pub(super) fn keystream<B: Between>(
 ) -> [__m512i; 20] {
     let mut out = [_mm512_setzero_si512(); 20];
     match n {
-        0..=256 => out[..16].copy_from_slice(&rows::<1, B>(state, between)),
-        257..=512 => out[..16].copy_from_slice(&rows::<2, B>(state, between)),
+        0..=256 => out[..4].copy_from_slice(&rows::<1, 4, B>(state, between)),
+        257..=512 => out[..8].copy_from_slice(&rows::<2, 8, B>(state, between)),
         513..=1024 => out[..16].copy_from_slice(&blocks16(x, between)),
         _ => {
             let mut row_state = at(state, 16);
