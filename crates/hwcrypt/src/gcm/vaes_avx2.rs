@@ -57,34 +57,55 @@ struct Wide {
 }
 
 impl Wide {
-    /// Broadcasts the round keys to both lanes and lays out the key powers
-    /// (`powers[k - 1] = H^k`): `h[j]` holds `H^(16-2j)` and `H^(15-2j)`,
-    /// `hk[j]` their Karatsuba operands (high halves zero).
+    /// Writes a whole table at `p` (uninitialised memory): the round keys
+    /// broadcast to both lanes (zeroes past the last round), the key powers
+    /// (`powers[k - 1] = H^k`) laid out so that `h[j]` holds `H^(16-2j)` and
+    /// `H^(15-2j)`, `hk[j]` their Karatsuba operands (high halves zero), and
+    /// the zero tail. Every byte is written once; nothing is read.
     ///
     /// # Safety
-    /// The CPU must support AVX2.
+    /// The CPU must support AVX2; `p` is valid for writes of a `Wide` and
+    /// aligned; `round_keys` has at most 15 entries.
     #[target_feature(enable = "avx2")]
-    unsafe fn fill(&mut self, round_keys: &[Block], powers: &[Block; 2 * REGS]) {
+    unsafe fn write(p: *mut Wide, round_keys: &[Block], powers: &[Block; 2 * REGS]) {
         let load = |b: &Block| {
             // SAFETY: 16 readable bytes.
             unsafe { _mm_loadu_si128(b.as_ptr().cast()) }
         };
-        for (dst, src) in self.rk.iter_mut().zip(round_keys) {
-            let k = _mm256_broadcastsi128_si256(load(src));
-            // SAFETY: 32 writable bytes, 32-byte aligned (`Wide` is `align(32)`).
-            unsafe { _mm256_store_si256(dst.as_mut_ptr().cast(), k) };
+        let row = |field: *mut [u8; 32], x: __m256i| {
+            // SAFETY: a 32-byte row inside the `Wide` at `p` (the caller's
+            // promise), 32-byte aligned (`Wide` is `align(32)`, rows are 32
+            // bytes).
+            unsafe { _mm256_store_si256(field.cast(), x) };
+        };
+        // SAFETY: these field addresses are inside the `Wide` at `p`.
+        let (rk, h, hk, tail) = unsafe {
+            (
+                core::ptr::addr_of_mut!((*p).rk).cast::<[u8; 32]>(),
+                core::ptr::addr_of_mut!((*p).h).cast::<[u8; 32]>(),
+                core::ptr::addr_of_mut!((*p).hk).cast::<[u8; 32]>(),
+                core::ptr::addr_of_mut!((*p).tail),
+            )
+        };
+        for i in 0..15 {
+            let k = round_keys.get(i).map_or(_mm256_setzero_si256(), |k| {
+                _mm256_broadcastsi128_si256(load(k))
+            });
+            // SAFETY: row `i < 15` of `rk`.
+            row(unsafe { rk.add(i) }, k);
         }
         for j in 0..REGS {
             let top = 2 * REGS - 2 * j;
             let x = _mm256_set_m128i(load(&powers[top - 2]), load(&powers[top - 1]));
             let halves = _mm256_xor_si256(x, _mm256_shuffle_epi32::<0x4e>(x));
             let k = _mm256_unpacklo_epi64(halves, _mm256_setzero_si256());
-            // SAFETY: as above.
+            // SAFETY: row `j < REGS` of `h` and `hk`.
             unsafe {
-                _mm256_store_si256(self.h[j].as_mut_ptr().cast(), x);
-                _mm256_store_si256(self.hk[j].as_mut_ptr().cast(), k);
+                row(h.add(j), x);
+                row(hk.add(j), k);
             }
         }
+        row(tail, _mm256_setzero_si256());
     }
 }
 
@@ -104,8 +125,8 @@ unsafe impl Schedule for Key {
 }
 
 impl Key {
-    /// Expands `key` in a zeroed heap home, in place; `None` unless the CPU
-    /// has every feature in [`GCM_VAES_AVX2_FEATURES`], or for a key length
+    /// Expands `key` in a heap home, in place; `None` unless the CPU has
+    /// every feature in [`GCM_VAES_AVX2_FEATURES`], or for a key length
     /// other than 16, 24 or 32.
     pub(crate) fn boxed(key: &[u8]) -> Option<SecretBox<Key>> {
         if !cpu::detected().contains(Features::of(GCM_VAES_AVX2_FEATURES))
@@ -114,32 +135,55 @@ impl Key {
             return None;
         }
         // SAFETY: the features (a superset of the `aesni` key's) were
-        // detected just above.
-        let mut k = unsafe { SecretBox::<Key>::zeroed() };
-        k.init(key);
+        // detected just above; the writes below make a whole `Key` before
+        // the box is used.
+        let mut k = unsafe { SecretBox::<Key>::uninit() };
+        let p = k.as_mut_ptr();
+        // SAFETY: `p` is the box's `Key`, valid for writes and aligned; the
+        // features were detected above.
+        unsafe {
+            let narrow = Key::zeroed_narrow(p);
+            narrow.init(key);
+            let mut powers = narrow.powers_n::<{ 2 * REGS }>();
+            Key::write_wide(p, &powers);
+            crate::secret::wipe_bytes(powers.as_flattened_mut());
+        }
         Some(k)
     }
 
-    /// Fills a zeroed key in place: the AES-NI key, then the wide tables.
-    pub(crate) fn init(&mut self, key: &[u8]) {
-        self.narrow.init(key);
-        let mut powers = self.narrow.powers_n::<{ 2 * REGS }>();
-        self.fill_wide(&powers);
-        crate::secret::wipe_bytes(powers.as_flattened_mut());
+    /// Zeroes the AES-NI key inside the (otherwise uninitialised) `Key` at
+    /// `p` and returns it, to be filled in place (by [`Key::boxed`], or by
+    /// the `vaes-avx512` key, which computes the powers for it and for
+    /// [`Key::write_wide`] itself, four at a time). Only the AES-NI key is
+    /// zeroed (512 bytes): the wide tables are written whole by
+    /// `write_wide`.
+    ///
+    /// # Safety
+    /// `p` is valid for writes of a `Key` and aligned; the CPU has the
+    /// features of [`GCM_VAES_AVX2_FEATURES`]; the reference is not used
+    /// after the next access to the `Key` through `p`.
+    pub(super) unsafe fn zeroed_narrow<'a>(p: *mut Key) -> &'a mut aesni_clmul::Key {
+        // SAFETY: the field is inside the `Key` at `p`; all-zero is a valid
+        // AES-NI GCM key (`Schedule`) and its features were detected.
+        unsafe {
+            let narrow = core::ptr::addr_of_mut!((*p).narrow);
+            narrow.write_bytes(0, 1);
+            &mut *narrow
+        }
     }
 
-    /// The AES-NI key, to be filled in place by the `vaes-avx512` key (which
-    /// computes the powers for it and for [`Key::fill_wide`] itself, four
-    /// at a time).
-    pub(super) fn narrow_mut(&mut self) -> &mut aesni_clmul::Key {
-        &mut self.narrow
-    }
-
-    /// The wide tables from the AES-NI key's round keys and `powers`
-    /// (`powers[k - 1] = H^k`).
-    pub(super) fn fill_wide(&mut self, powers: &[Block; 2 * REGS]) {
-        // SAFETY: a `Key` exists only after AVX2 was detected.
-        unsafe { self.w.fill(self.narrow.round_keys(), powers) };
+    /// Writes the wide tables of the `Key` at `p` from its AES-NI key's
+    /// round keys (already filled) and `powers` (`powers[k - 1] = H^k`).
+    ///
+    /// # Safety
+    /// As [`Key::zeroed_narrow`], whose AES-NI key has been filled.
+    pub(super) unsafe fn write_wide(p: *mut Key, powers: &[Block; 2 * REGS]) {
+        // SAFETY: the AES-NI key is initialised (the caller's promise) and
+        // the table is a separate field; AVX2 was detected.
+        unsafe {
+            let round_keys = (*core::ptr::addr_of!((*p).narrow)).round_keys();
+            Wide::write(core::ptr::addr_of_mut!((*p).w), round_keys, powers);
+        }
     }
 
     /// The AES-NI key kept alongside (for the `vaes-avx512` key's tables).
