@@ -280,7 +280,22 @@ pub fn default_backend(algorithm: Algorithm) -> Result<Backend> {
 
 /// Checks that `backend` implements `algorithm` and that this (masked) CPU can run it.
 pub fn check(algorithm: Algorithm, backend: Backend) -> Result<()> {
-    check_with(algorithm, backend, cpu::features()?)
+    use core::sync::atomic::{AtomicU64, Ordering};
+    // Every key constructor that names a backend asks this, and the answer
+    // for this process's (masked) CPU never changes: pairs that passed once
+    // are remembered, one bit each (5 algorithms x 8 backend slots), and
+    // answered with one load (the table scan was ~10% of a ChaCha20 key's
+    // setup). Failures are not remembered: they take the slow path and
+    // build their error every time.
+    static PASSED: AtomicU64 = AtomicU64::new(0);
+    const { assert!(Algorithm::ALL.len() * 8 <= 64 && Backend::ALL.len() <= 8) };
+    let bit = 1u64 << (algorithm as usize * 8 + backend as usize);
+    if PASSED.load(Ordering::Relaxed) & bit != 0 {
+        return Ok(());
+    }
+    check_with(algorithm, backend, cpu::features()?)?;
+    PASSED.fetch_or(bit, Ordering::Relaxed);
+    Ok(())
 }
 
 /// [`check`] against an explicit feature set.
@@ -313,6 +328,32 @@ pub fn runnable(algorithm: Algorithm, features: Features) -> Vec<Backend> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn check_remembers_passes_and_not_failures() {
+        for _ in 0..3 {
+            assert!(check(Algorithm::Aes, Backend::Soft).is_ok());
+            // No ChaCha20 on AES-NI: the same error every time, never cached.
+            assert!(matches!(
+                check(Algorithm::ChaCha20Poly1305, Backend::AesNi),
+                Err(Error::BackendNotImplemented { .. })
+            ));
+        }
+        // Every pair answers as the uncached check does.
+        if let Ok(features) = cpu::features() {
+            for alg in Algorithm::ALL {
+                for backend in Backend::ALL {
+                    for _ in 0..2 {
+                        assert_eq!(
+                            check(alg, backend).is_ok(),
+                            check_with(alg, backend, features).is_ok(),
+                            "{alg} {backend}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn soft_is_always_there_and_is_the_floor() {
