@@ -90,15 +90,11 @@ impl Key {
     /// unused are wiped.
     pub(crate) fn rekey(&mut self, key: &[u8]) {
         debug_assert!(matches!(key.len(), 16 | 24 | 32));
-        let rounds = 6 + key.len() / 4;
-        for i in rounds + 1..=self.rounds {
-            self.enc.0[i] = [0; 16];
-            self.dec.0[i] = [0; 16];
-        }
-        self.rounds = rounds;
-        // SAFETY: a `Key` exists only if AES-NI and SSSE3 were detected; the
-        // length is 16, 24 or 32 and `rounds` matches it.
-        unsafe { expand::<true>(key, self) };
+        let clmul = self.clmul;
+        // SAFETY: a `Key` exists only if AES-NI and SSSE3 were detected;
+        // `self` is a valid, aligned `Key` to overwrite; the length is 16,
+        // 24 or 32.
+        unsafe { Key::write_in_place(self, key, clmul) };
     }
 
     /// 10, 12 or 14.
@@ -198,17 +194,6 @@ unsafe fn put<const DEC: bool, const R: usize>(
         // SAFETY: as above, `R - i < 15` blocks into `dec`.
         unsafe { _mm_storeu_si128(dec.add(R - i).cast(), d) };
     }
-}
-
-/// Expands `key` into `k.enc` and, if `DEC`, `k.dec`.
-///
-/// # Safety
-/// The CPU must support AES-NI and SSSE3; `key.len()` is 16, 24 or 32 and
-/// matches `k.rounds`.
-#[target_feature(enable = "aes,ssse3")]
-unsafe fn expand<const DEC: bool>(key: &[u8], k: &mut Key) {
-    // SAFETY: the same contract.
-    unsafe { expand_into::<DEC>(key, k.enc.0.as_mut_ptr(), k.dec.0.as_mut_ptr()) };
 }
 
 /// Expands a 16-, 24- or 32-byte `key` into the encryption round keys
