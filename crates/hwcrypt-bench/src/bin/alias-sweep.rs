@@ -12,7 +12,8 @@
 //! Offsets are visited round-robin, ROUNDS times, MILLIS per visit; each
 //! offset keeps its best rate, so noise from a shared machine drops out.
 //! Prints, per placement, the median over offsets, the slowest offset and
-//! its ratio to the median. MODE: one of `hwcrypt_bench::AES_MODES`, or
+//! its ratio to the median (and, with `ALIAS_SWEEP_ALL` set, every
+//! offset's rate). MODE: one of `hwcrypt_bench::AES_MODES`, or
 //! `gcm-seal` (AAD 13).
 
 use hwcrypt::Backend;
@@ -71,6 +72,10 @@ fn sweep(mode: &str, key: &Key, size: usize, rounds: usize, window: Duration) ->
 }
 
 fn report(placement: &str, best: &[f64]) {
+    if std::env::var_os("ALIAS_SWEEP_ALL").is_some() {
+        let line: Vec<String> = best.iter().map(|r| format!("{r:.1}")).collect();
+        println!("  {placement} per offset: {}", line.join(" "));
+    }
     let mut sorted = best.to_vec();
     sorted.sort_by(f64::total_cmp);
     let median = sorted[sorted.len() / 2];

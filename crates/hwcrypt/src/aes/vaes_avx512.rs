@@ -544,8 +544,12 @@ fn ecb<const R: usize, const DEC: bool>(keys: &RoundKeys, mut io: InOut<'_>) {
 /// `chain` on entry; on return `chain` holds the last ciphertext block.
 /// `last` keeps the block before the chunk in its lane 3 (in place it may
 /// be overwritten already), and register 0's previous blocks are `last`'s
-/// lane 3 and lanes 0-2 of the first ciphertext register (`valignq`); the
-/// other registers' come from a load 16 bytes before their own.
+/// lane 3 and lanes 0-2 of the first ciphertext register (`valignq`). In
+/// chunks of up to 8 registers the others' are shifted from registers the
+/// same way (at 512 B ~3% faster than loads 16 bytes before their own,
+/// which straddle two of the previous call's stores when a buffer is
+/// decrypted again in place); the 16-register chunk loads them (there the
+/// shuffles cost ~1.5% at 16 KiB, competing with the AES units).
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes")]
 fn cbc_dec<const R: usize>(keys: &RoundKeys, chain: &mut Block, mut io: InOut<'_>) {
     let (src, dst) = io.ptrs();
@@ -563,6 +567,8 @@ fn cbc_dec<const R: usize>(keys: &RoundKeys, chain: &mut Block, mut io: InOut<'_
                 let prev: [__m512i; $n] = core::array::from_fn(|j| {
                     if j == 0 {
                         _mm512_alignr_epi64::<6>(c[0], last)
+                    } else if $n <= 8 {
+                        _mm512_alignr_epi64::<6>(c[j], c[j - 1])
                     } else {
                         _mm512_loadu_si512(src.add($at + 64 * j - 16).cast())
                     }
