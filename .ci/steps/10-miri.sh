@@ -24,3 +24,8 @@ features="$features,+avx512f,+avx512vl,+avx512bw,+avx512dq,+avx512ifma"
 # HWCRYPT_CPU is not forwarded: Miri sees every feature enabled above.
 RUSTFLAGS="-C target-feature=$features" timeout 600 \
     cargo +nightly miri test -p hwcrypt --test buffer_shapes -- --nocapture
+# The heap homes of key schedules (crate::secret): allocation, wipe, clone,
+# and the LazyBox that wide GCM tables are made in on first use, with
+# threads racing to make it (a few scheduler seeds).
+MIRIFLAGS="-Zmiri-many-seeds=0..4" RUSTFLAGS="-C target-feature=$features" timeout 600 \
+    cargo +nightly miri test -p hwcrypt --lib secret::tests

@@ -11,7 +11,7 @@
 //! the caller's stack buffers modulo 4 KiB (the store-to-load aliasing that
 //! cost up to ~30% at 256-512 B with round keys on the stack).
 //!
-//! The wipe on drop is one `memset` of the whole allocation (wide stores)
+//! The wipe on drop zeroes the whole schedule with 16- or 32-byte stores
 //! followed by an empty `asm!` block that takes the pointer and may read
 //! memory: the compiler must assume the zeroes are observed, so it cannot
 //! drop them as dead stores before the deallocation (the `explicit_bzero` /
@@ -19,12 +19,21 @@
 //! stores (~1 KiB of single-byte stores dominated key setup) and wipes
 //! padding too.
 //!
+//! A wide backend's GCM tables (key powers laid out per ymm or zmm
+//! register, round keys broadcast) are only read by messages longer than a
+//! few blocks: they live in a [`LazyBox`], a `SecretBox` made on the first
+//! such message, so a key that only ever seals short records (or none)
+//! does not pay for them.
+//!
 //! This is the one module outside the per-ISA backends with `unsafe`: the
-//! allocation, the byte copy of `Clone` and the wipe.
+//! allocation, the byte copy of `Clone`, the wipe, and the publication of a
+//! [`LazyBox`]'s contents.
 #![allow(unsafe_code)]
 
+use core::marker::PhantomData;
 use core::ops::{Deref, DerefMut};
 use core::ptr::NonNull;
+use core::sync::atomic::{AtomicPtr, Ordering};
 use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
 
 /// Plain key-schedule data that may live in a [`SecretBox`].
@@ -157,6 +166,35 @@ impl<T: Schedule> SecretBox<T> {
         && size_of::<T>() >= 1024
         && align_of::<T>() >= 32;
 
+    /// Otherwise zeroed and wiped with [`zero_sse`]: for 128 bytes or more
+    /// glibc's `memset` takes `rep stosb`, whose start-up cost made the two
+    /// `memset`s of a 512-byte AES-NI GCM key (made, then dropped) about
+    /// 30% of its setup (AMD Zen 4).
+    const SSE: bool = cfg!(all(target_arch = "x86_64", not(miri)))
+        && size_of::<T>() >= 128
+        && align_of::<T>() >= 16;
+
+    /// Zeroes the `T` at `p` with the widest stores its type allows, in a
+    /// way the compiler must keep.
+    ///
+    /// # Safety
+    /// `p` is valid for writes of a `T` and aligned; a `T` may be made (for
+    /// `T::AVX`: AVX was detected).
+    unsafe fn zero(p: *mut u8) {
+        if Self::WIDE {
+            // SAFETY: `size_of::<T>()` writable bytes, aligned to 32
+            // (`WIDE`); AVX was detected (`T::AVX` and the caller's promise).
+            unsafe { zero_wide(p, size_of::<T>()) };
+        } else if Self::SSE {
+            // SAFETY: `size_of::<T>()` writable bytes, aligned to 16 (`SSE`).
+            unsafe { zero_sse(p, size_of::<T>()) };
+        } else {
+            // SAFETY: `size_of::<T>()` writable bytes.
+            unsafe { core::ptr::write_bytes(p, 0, size_of::<T>()) };
+        }
+        barrier(p);
+    }
+
     /// A zeroed `T` on the heap, to be filled in place through `DerefMut`.
     ///
     /// Always `malloc` and our own zeroing, never `calloc`: glibc's
@@ -172,22 +210,12 @@ impl<T: Schedule> SecretBox<T> {
     /// methods expect: for a backend key, that the CPU features its kernels
     /// need were detected (as the backend's own constructor would check).
     pub(crate) unsafe fn zeroed() -> SecretBox<T> {
-        if Self::WIDE {
-            let b = Self::allocate();
-            // SAFETY: `size_of::<T>()` writable bytes, aligned to 32
-            // (`WIDE`); AVX was detected (`T::AVX`, whose values the caller
-            // may make: this function's contract). All-zero is a valid `T`
-            // (`Schedule`).
-            unsafe { zero_wide(b.ptr.as_ptr().cast(), size_of::<T>()) };
-            return b;
-        }
         let b = Self::allocate();
-        let p = b.ptr.as_ptr().cast::<u8>();
-        // Kept apart, or LLVM merges `malloc` and the zeroing into `calloc`.
-        barrier(p);
-        // SAFETY: `size_of::<T>()` writable bytes; all-zero is a valid `T`
-        // (`Schedule`).
-        unsafe { core::ptr::write_bytes(p, 0, size_of::<T>()) };
+        // SAFETY: a fresh allocation for one `T`, aligned; all-zero is a
+        // valid `T` (`Schedule`) and the caller may make one (this
+        // function's contract). The barrier inside keeps LLVM from merging
+        // `malloc` and the zeroing into `calloc`.
+        unsafe { Self::zero(b.ptr.as_ptr().cast()) };
         b
     }
 
@@ -223,18 +251,9 @@ impl<T: Schedule> SecretBox<T> {
     /// Overwrites the whole allocation with zeroes in a way the compiler
     /// must keep (see the module docs); the value stays a valid `T`.
     pub(crate) fn wipe(&mut self) {
-        let p = self.ptr.as_ptr().cast::<u8>();
-        if Self::WIDE {
-            // SAFETY: `size_of::<T>()` bytes we own exclusively, aligned to
-            // 32 (`WIDE`); a `T` exists, so AVX was detected (`T::AVX`).
-            unsafe { zero_wide(p, size_of::<T>()) };
-            barrier(p);
-            return;
-        }
-        // SAFETY: `p` is the start of `size_of::<T>()` bytes we own
-        // exclusively (`&mut self`); all-zero is a valid `T` (`Schedule`).
-        unsafe { core::ptr::write_bytes(p, 0, size_of::<T>()) };
-        barrier(p);
+        // SAFETY: the `T` we own exclusively (`&mut self`), aligned; it
+        // exists, so it may be made; all-zero is a valid `T` (`Schedule`).
+        unsafe { Self::zero(self.ptr.as_ptr().cast()) };
     }
 }
 
@@ -274,6 +293,35 @@ unsafe fn zero_wide(p: *mut u8, len: usize) {
         unsafe { core::ptr::write_volatile(p.add(i), 0) };
         i += 1;
     }
+}
+
+/// Zeroes `len` bytes at `p` with 16-byte stores (volatile, as in
+/// [`zero_wide`]).
+///
+/// # Safety
+/// `p` is valid for writes of `len` bytes and 16-byte aligned.
+#[cfg(target_arch = "x86_64")]
+unsafe fn zero_sse(p: *mut u8, len: usize) {
+    use core::arch::x86_64::{__m128i, _mm_setzero_si128};
+    let mut i = 0;
+    while i + 16 <= len {
+        // SAFETY: `i + 16 <= len` writable bytes; `p + i` is 16-byte
+        // aligned; SSE2 is part of x86-64.
+        unsafe { core::ptr::write_volatile(p.add(i).cast::<__m128i>(), _mm_setzero_si128()) };
+        i += 16;
+    }
+    while i < len {
+        // SAFETY: `i < len`.
+        unsafe { core::ptr::write_volatile(p.add(i), 0) };
+        i += 1;
+    }
+}
+
+/// Never called: `SecretBox::SSE` is false off x86-64.
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn zero_sse(p: *mut u8, len: usize) {
+    // SAFETY: the caller's promise.
+    unsafe { core::ptr::write_bytes(p, 0, len) };
 }
 
 /// Never called: `SecretBox::WIDE` is false off x86-64.
@@ -331,6 +379,101 @@ impl<T: Schedule> Clone for SecretBox<T> {
         // independent valid value, and it met the same invariants as `self`.
         unsafe { core::ptr::copy_nonoverlapping(self.ptr.as_ptr(), copy.ptr.as_ptr(), 1) };
         copy
+    }
+}
+
+/// A [`SecretBox`] made on first use, through a shared reference: the
+/// first caller of [`LazyBox::get_or_make`] makes it, every later one
+/// (any thread) reads it. Two threads that both find it empty both make
+/// one; the first to publish wins and the other's is wiped and freed, so
+/// no caller ever waits. Wiped and freed with its owner.
+pub(crate) struct LazyBox<T: Schedule> {
+    /// Null, or a `SecretBox<T>`'s pointer, published once (never changed
+    /// after, until drop).
+    ptr: AtomicPtr<T>,
+    /// Owns a `SecretBox<T>` (and is `Send`/`Sync` as one is).
+    owns: PhantomData<SecretBox<T>>,
+}
+
+impl<T: Schedule> LazyBox<T> {
+    /// Nothing made yet.
+    pub(crate) const fn empty() -> LazyBox<T> {
+        LazyBox {
+            ptr: AtomicPtr::new(core::ptr::null_mut()),
+            owns: PhantomData,
+        }
+    }
+
+    /// The value, if it was made.
+    pub(crate) fn get(&self) -> Option<&T> {
+        // Acquire: pairs with the publishing compare-exchange, so the
+        // value's bytes written before it are visible here.
+        let p = self.ptr.load(Ordering::Acquire);
+        // SAFETY: non-null means a published `SecretBox<T>` that this value
+        // owns, is never written again and lives until `self` is dropped
+        // (which `&self` rules out meanwhile).
+        unsafe { p.as_ref() }
+    }
+
+    /// The value, made with `make` first if there is none yet.
+    #[inline]
+    pub(crate) fn get_or_make(&self, make: impl FnOnce() -> SecretBox<T>) -> &T {
+        match self.get() {
+            Some(t) => t,
+            None => self.make(make),
+        }
+    }
+
+    /// The slow path of [`LazyBox::get_or_make`], kept out of the kernels
+    /// that call it (inlined, it cost ~4% at 256 B).
+    #[cold]
+    #[inline(never)]
+    fn make(&self, make: impl FnOnce() -> SecretBox<T>) -> &T {
+        let made = core::mem::ManuallyDrop::new(make());
+        let p = made.ptr.as_ptr();
+        match self.ptr.compare_exchange(
+            core::ptr::null_mut(),
+            p,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            // SAFETY: published just now: owned by `self` from here on, and
+            // (as in `get`) never written again while `&self` lives.
+            Ok(_) => unsafe { &*p },
+            Err(first) => {
+                // Another thread published first: ours is wiped and freed.
+                drop(core::mem::ManuallyDrop::into_inner(made));
+                // SAFETY: `first` is non-null (the exchange failed on it),
+                // published as in `get`.
+                unsafe { &*first }
+            }
+        }
+    }
+}
+
+impl<T: Schedule> Clone for LazyBox<T> {
+    /// A copy of the value if it was made (heap to heap), else empty.
+    fn clone(&self) -> LazyBox<T> {
+        let copy = LazyBox::empty();
+        if let Some(t) = self.get() {
+            // A borrowed view of the published box, not dropped here.
+            let view = core::mem::ManuallyDrop::new(SecretBox {
+                ptr: NonNull::from(t),
+            });
+            let made = core::mem::ManuallyDrop::new(SecretBox::clone(&view));
+            copy.ptr.store(made.ptr.as_ptr(), Ordering::Relaxed);
+        }
+        copy
+    }
+}
+
+impl<T: Schedule> Drop for LazyBox<T> {
+    fn drop(&mut self) {
+        if let Some(ptr) = NonNull::new(*self.ptr.get_mut()) {
+            // SAFETY: a published `SecretBox<T>`'s pointer, owned by `self`
+            // (`&mut self`: no reference into it is left); dropped once.
+            drop(SecretBox { ptr });
+        }
     }
 }
 
@@ -393,5 +536,54 @@ mod tests {
         a.wipe();
         assert!(a.0.iter().all(|&w| w == 0));
         assert_eq!(b.0[3], 3 * 0x0101_0101);
+    }
+
+    fn table(seed: u64) -> SecretBox<Table> {
+        // SAFETY: `Table` has no invariants.
+        let mut t = unsafe { SecretBox::<Table>::zeroed() };
+        for (i, w) in t.0.iter_mut().enumerate() {
+            *w = seed ^ i as u64;
+        }
+        t
+    }
+
+    #[test]
+    fn lazy_box_is_made_once_and_cloned_as_it_stands() {
+        let lazy = LazyBox::<Table>::empty();
+        assert!(lazy.get().is_none());
+        assert!(lazy.clone().get().is_none());
+        let mut calls = 0;
+        let a = lazy.get_or_make(|| {
+            calls += 1;
+            table(7)
+        });
+        assert_eq!(a.0[5], 7 ^ 5);
+        let b = lazy.get_or_make(|| {
+            calls += 1;
+            table(9)
+        });
+        assert_eq!(calls, 1);
+        assert!(core::ptr::eq(a, b));
+        let copy = lazy.clone();
+        let c = copy.get().expect("a made box is cloned with its value");
+        assert_eq!(c.0, a.0);
+        assert!(!core::ptr::eq(a, c));
+    }
+
+    #[test]
+    fn lazy_box_racing_makers_agree() {
+        let lazy = LazyBox::<Table>::empty();
+        let seen: Vec<u64> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..4u64)
+                .map(|i| {
+                    let lazy = &lazy;
+                    s.spawn(move || lazy.get_or_make(|| table(100 + i)).0[0])
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let first = lazy.get().expect("made").0[0];
+        assert!((100..104).contains(&first));
+        assert!(seen.iter().all(|&v| v == first), "{seen:?} vs {first}");
     }
 }

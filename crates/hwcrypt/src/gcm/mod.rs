@@ -217,16 +217,17 @@ fn check_tag_is_keys(len: usize, key_tag_len: usize) -> Result<()> {
 }
 
 /// The key of one backend, in its heap home ([`SecretBox`]): built in
-/// place, never moved, wiped on drop (see [`crate::secret`]).
+/// place, never moved, wiped on drop (see [`crate::secret`]); the VAES
+/// keys' wide tables in homes of their own, made on first use.
 #[derive(Clone)]
 enum Inner {
     Soft(SecretBox<ghash_soft::Key>),
     #[cfg(target_arch = "x86_64")]
     AesNi(SecretBox<aesni_clmul::Key>),
     #[cfg(target_arch = "x86_64")]
-    VaesAvx2(SecretBox<vaes_avx2::Key>),
+    VaesAvx2(vaes_avx2::Key),
     #[cfg(target_arch = "x86_64")]
-    VaesAvx512(SecretBox<vaes_avx512::Key>),
+    VaesAvx512(vaes_avx512::Key),
 }
 
 /// An AES-GCM key (AES-128, -192 or -256) bound to one backend. The AES
@@ -277,12 +278,10 @@ impl AesGcm {
             #[cfg(target_arch = "x86_64")]
             Backend::AesNi => Inner::AesNi(aesni_clmul::Key::boxed(key).ok_or_else(unavailable)?),
             #[cfg(target_arch = "x86_64")]
-            Backend::VaesAvx2 => {
-                Inner::VaesAvx2(vaes_avx2::Key::boxed(key).ok_or_else(unavailable)?)
-            }
+            Backend::VaesAvx2 => Inner::VaesAvx2(vaes_avx2::Key::new(key).ok_or_else(unavailable)?),
             #[cfg(target_arch = "x86_64")]
             Backend::VaesAvx512 => {
-                Inner::VaesAvx512(vaes_avx512::Key::boxed(key).ok_or_else(unavailable)?)
+                Inner::VaesAvx512(vaes_avx512::Key::new(key).ok_or_else(unavailable)?)
             }
             _ => return Err(unavailable()),
         };
@@ -498,8 +497,8 @@ impl AesGcm {
         }
         #[cfg(target_arch = "x86_64")]
         match &self.inner {
-            Inner::VaesAvx512(k) => return one_pass::crypt::<_, DEC>(&**k, j0, aad, io),
-            Inner::VaesAvx2(k) => return one_pass::crypt::<_, DEC>(&**k, j0, aad, io),
+            Inner::VaesAvx512(k) => return one_pass::crypt::<_, DEC>(k, j0, aad, io),
+            Inner::VaesAvx2(k) => return one_pass::crypt::<_, DEC>(k, j0, aad, io),
             _ => {}
         }
         let mask = self.encrypt_counter(j0);
@@ -763,6 +762,52 @@ mod tests {
             let k = AesGcm::with_backend(&[0; 16], backend).unwrap();
             let tag = k.seal_in_place_detached(&[0; 12], &[], &mut []).unwrap();
             assert_eq!(hex::encode(tag), "58e2fccefa7e3061367f1d57a4e7455a");
+        }
+    }
+
+    /// The wide tables are made by the first message that needs them (see
+    /// `secret::LazyBox`): a key cloned before that, one cloned after, and
+    /// keys whose first long messages race on several threads all seal as
+    /// the portable backend does, short and long messages alike.
+    #[test]
+    fn wide_tables_made_on_first_use_agree_everywhere() {
+        let key = [0x3e; 32];
+        let soft = AesGcm::with_backend(&key, Backend::Soft).unwrap();
+        let lens = [16, 100, 700, 5000, 33];
+        let expect: Vec<(Vec<u8>, [u8; 16])> = lens
+            .iter()
+            .map(|&len| {
+                let mut buf: Vec<u8> = (0..len).map(|i| i as u8).collect();
+                let tag = soft
+                    .seal_in_place_detached(&[9; 12], b"aad", &mut buf)
+                    .unwrap();
+                (buf, tag)
+            })
+            .collect();
+        let check = |k: &AesGcm, what: &str| {
+            for (&len, (ct, tag)) in lens.iter().zip(&expect) {
+                let mut buf: Vec<u8> = (0..len).map(|i| i as u8).collect();
+                let t = k
+                    .seal_in_place_detached(&[9; 12], b"aad", &mut buf)
+                    .unwrap();
+                assert!(buf == *ct && t == *tag, "{what}, {len} bytes");
+            }
+        };
+        for backend in registry::runnable(Algorithm::AesGcm, crate::cpu::features().unwrap()) {
+            let k = AesGcm::with_backend(&key, backend).unwrap();
+            let before = k.clone();
+            check(&k, &format!("{backend} first use"));
+            let after = k.clone();
+            check(&before, &format!("{backend} cloned before first use"));
+            check(&after, &format!("{backend} cloned after first use"));
+            check(&k, &format!("{backend} again"));
+            let fresh = AesGcm::with_backend(&key, backend).unwrap();
+            std::thread::scope(|s| {
+                for i in 0..4 {
+                    let (fresh, check) = (&fresh, &check);
+                    s.spawn(move || check(fresh, &format!("{backend} thread {i}")));
+                }
+            });
         }
     }
 

@@ -9,7 +9,8 @@
 //! of two blocks multiplied by two key powers at once (`H^16..H^1`, lane
 //! pairs `[H^(16-2j), H^(15-2j)]`, Karatsuba), the products summed over
 //! both lanes and reduced once per chunk. Round keys and key powers are
-//! broadcast or paired into ymm when the key is made.
+//! broadcast or paired into a ymm table by the first message that needs it
+//! (key setup makes only the AES-NI key).
 //!
 //! What is left after the last whole chunk (under 256 bytes): in the
 //! one-shot API ([`super::one_pass`]), one pass of its own (`last`): its counter
@@ -33,7 +34,7 @@ use crate::aes::Block;
 use crate::cpu::{self, Features};
 use crate::inout::InOut;
 use crate::registry::GCM_VAES_AVX2_FEATURES;
-use crate::secret::{Schedule, SecretBox};
+use crate::secret::{LazyBox, Schedule, SecretBox};
 use core::arch::x86_64::*;
 
 /// ymm registers of blocks per chunk.
@@ -109,84 +110,65 @@ impl Wide {
     }
 }
 
-/// The `vaes-avx2` AES-GCM key. It lives in a [`SecretBox`] (made by
-/// [`Key::boxed`] after the features were detected), which wipes it on drop.
-pub(crate) struct Key {
-    /// The AES-NI key: tails, associated data, IVs and single blocks.
-    narrow: aesni_clmul::Key,
-    w: Wide,
-}
-
-// SAFETY: byte arrays and an integer: all-zero is valid, no drop glue, no
-// pointers. A zeroed key is only made after detection (`boxed`).
-unsafe impl Schedule for Key {
-    // A `Key` is only made after its features (AVX among them) were detected.
+// SAFETY: byte arrays: all-zero is valid, no drop glue, no pointers. A
+// table is only made by a `Key`, which exists only after detection.
+unsafe impl Schedule for Wide {
+    // Made only by a `Key`, after its features (AVX among them) were detected.
     const AVX: bool = true;
 }
 
+impl Wide {
+    /// The table of `narrow`'s key in a heap home of its own: `H^1..H^16`
+    /// from its powers, round keys from its schedule.
+    fn boxed(narrow: &aesni_clmul::Key) -> SecretBox<Wide> {
+        // SAFETY: a table is only made for a `Key` (this function's callers),
+        // which exists only after the features (AVX2 among them) were
+        // detected; `Wide::write` below writes a whole table before the box
+        // is used.
+        let mut w = unsafe { SecretBox::<Wide>::uninit() };
+        let mut powers = narrow.powers_n::<{ 2 * REGS }>();
+        // SAFETY: the box's `Wide`, valid for writes and aligned; AVX2 was
+        // detected; at most 15 round keys.
+        unsafe { Wide::write(w.as_mut_ptr(), narrow.round_keys(), &powers) };
+        crate::secret::wipe_bytes(powers.as_flattened_mut());
+        w
+    }
+}
+
+/// The `vaes-avx2` AES-GCM key: the AES-NI key in its heap home
+/// ([`SecretBox`]), and the ymm table in one of its own, made by the first
+/// message that reaches the wide kernels (a whole 256-byte chunk, or a last
+/// chunk over [`super::AesGcm`]'s short-message limit): key setup is then
+/// the AES-NI key's alone (~90 ns against ~140 with the table, AMD Zen 4),
+/// and a key that only seals short records never makes the table. Both are
+/// wiped on drop.
+#[derive(Clone)]
+pub(crate) struct Key {
+    /// The AES-NI key: tails, associated data, IVs and single blocks.
+    narrow: SecretBox<aesni_clmul::Key>,
+    w: LazyBox<Wide>,
+}
+
 impl Key {
-    /// Expands `key` in a heap home, in place; `None` unless the CPU has
-    /// every feature in [`GCM_VAES_AVX2_FEATURES`], or for a key length
-    /// other than 16, 24 or 32.
-    pub(crate) fn boxed(key: &[u8]) -> Option<SecretBox<Key>> {
-        if !cpu::detected().contains(Features::of(GCM_VAES_AVX2_FEATURES))
-            || !matches!(key.len(), 16 | 24 | 32)
-        {
+    /// Expands `key`; `None` unless the CPU has every feature in
+    /// [`GCM_VAES_AVX2_FEATURES`], or for a key length other than 16, 24
+    /// or 32. The ymm table is made on first use ([`Key::wide`]).
+    pub(crate) fn new(key: &[u8]) -> Option<Key> {
+        if !cpu::detected().contains(Features::of(GCM_VAES_AVX2_FEATURES)) {
             return None;
         }
-        // SAFETY: the features (a superset of the `aesni` key's) were
-        // detected just above; the writes below make a whole `Key` before
-        // the box is used.
-        let mut k = unsafe { SecretBox::<Key>::uninit() };
-        let p = k.as_mut_ptr();
-        // SAFETY: `p` is the box's `Key`, valid for writes and aligned; the
-        // features were detected above.
-        unsafe {
-            let narrow = Key::zeroed_narrow(p);
-            narrow.init(key);
-            let mut powers = narrow.powers_n::<{ 2 * REGS }>();
-            Key::write_wide(p, &powers);
-            crate::secret::wipe_bytes(powers.as_flattened_mut());
-        }
-        Some(k)
+        Some(Key {
+            narrow: aesni_clmul::Key::boxed(key)?,
+            w: LazyBox::empty(),
+        })
     }
 
-    /// Zeroes the AES-NI key inside the (otherwise uninitialised) `Key` at
-    /// `p` and returns it, to be filled in place (by [`Key::boxed`], or by
-    /// the `vaes-avx512` key, which computes the powers for it and for
-    /// [`Key::write_wide`] itself, four at a time). Only the AES-NI key is
-    /// zeroed (512 bytes): the wide tables are written whole by
-    /// `write_wide`.
-    ///
-    /// # Safety
-    /// `p` is valid for writes of a `Key` and aligned; the CPU has the
-    /// features of [`GCM_VAES_AVX2_FEATURES`]; the reference is not used
-    /// after the next access to the `Key` through `p`.
-    pub(super) unsafe fn zeroed_narrow<'a>(p: *mut Key) -> &'a mut aesni_clmul::Key {
-        // SAFETY: the field is inside the `Key` at `p`; all-zero is a valid
-        // AES-NI GCM key (`Schedule`) and its features were detected.
-        unsafe {
-            let narrow = core::ptr::addr_of_mut!((*p).narrow);
-            narrow.write_bytes(0, 1);
-            &mut *narrow
-        }
+    /// The ymm table, made now if no message needed it before.
+    fn wide(&self) -> &Wide {
+        self.w.get_or_make(|| Wide::boxed(&self.narrow))
     }
 
-    /// Writes the wide tables of the `Key` at `p` from its AES-NI key's
-    /// round keys (already filled) and `powers` (`powers[k - 1] = H^k`).
-    ///
-    /// # Safety
-    /// As [`Key::zeroed_narrow`], whose AES-NI key has been filled.
-    pub(super) unsafe fn write_wide(p: *mut Key, powers: &[Block; 2 * REGS]) {
-        // SAFETY: the AES-NI key is initialised (the caller's promise) and
-        // the table is a separate field; AVX2 was detected.
-        unsafe {
-            let round_keys = (*core::ptr::addr_of!((*p).narrow)).round_keys();
-            Wide::write(core::ptr::addr_of_mut!((*p).w), round_keys, powers);
-        }
-    }
-
-    /// The AES-NI key kept alongside (for the `vaes-avx512` key's tables).
+    /// The AES-NI key kept alongside.
     pub(super) fn narrow(&self) -> &aesni_clmul::Key {
         &self.narrow
     }
@@ -215,13 +197,14 @@ impl Key {
             // `src` and `dst` cover `bulk` bytes, a non-zero multiple of
             // `CHUNK`, equal or not overlapping (`InOut`).
             unsafe {
+                let w = self.wide();
                 match (self.narrow.rounds(), sep) {
-                    (10, false) => seal::<10, false>(&self.w, counter, acc, src, dst, bulk),
-                    (12, false) => seal::<12, false>(&self.w, counter, acc, src, dst, bulk),
-                    (_, false) => seal::<14, false>(&self.w, counter, acc, src, dst, bulk),
-                    (10, true) => seal::<10, true>(&self.w, counter, acc, src, dst, bulk),
-                    (12, true) => seal::<12, true>(&self.w, counter, acc, src, dst, bulk),
-                    (_, true) => seal::<14, true>(&self.w, counter, acc, src, dst, bulk),
+                    (10, false) => seal::<10, false>(w, counter, acc, src, dst, bulk),
+                    (12, false) => seal::<12, false>(w, counter, acc, src, dst, bulk),
+                    (_, false) => seal::<14, false>(w, counter, acc, src, dst, bulk),
+                    (10, true) => seal::<10, true>(w, counter, acc, src, dst, bulk),
+                    (12, true) => seal::<12, true>(w, counter, acc, src, dst, bulk),
+                    (_, true) => seal::<14, true>(w, counter, acc, src, dst, bulk),
                 }
             }
         }
@@ -242,13 +225,14 @@ impl Key {
             let (src, dst) = head.ptrs();
             // SAFETY: as in `encrypt`.
             unsafe {
+                let w = self.wide();
                 match (self.narrow.rounds(), sep) {
-                    (10, false) => open::<10, false>(&self.w, counter, acc, src, dst, bulk),
-                    (12, false) => open::<12, false>(&self.w, counter, acc, src, dst, bulk),
-                    (_, false) => open::<14, false>(&self.w, counter, acc, src, dst, bulk),
-                    (10, true) => open::<10, true>(&self.w, counter, acc, src, dst, bulk),
-                    (12, true) => open::<12, true>(&self.w, counter, acc, src, dst, bulk),
-                    (_, true) => open::<14, true>(&self.w, counter, acc, src, dst, bulk),
+                    (10, false) => open::<10, false>(w, counter, acc, src, dst, bulk),
+                    (12, false) => open::<12, false>(w, counter, acc, src, dst, bulk),
+                    (_, false) => open::<14, false>(w, counter, acc, src, dst, bulk),
+                    (10, true) => open::<10, true>(w, counter, acc, src, dst, bulk),
+                    (12, true) => open::<12, true>(w, counter, acc, src, dst, bulk),
+                    (_, true) => open::<14, true>(w, counter, acc, src, dst, bulk),
                 }
             }
         }
@@ -777,7 +761,7 @@ impl LastChunk for Key {
         // bytes at `src` are readable and at `dst` writable, equal or not
         // overlapping (`InOut`); `0 < t < CHUNK` is within the `N` registers
         // of the kernel picked; the operands fit (the caller).
-        unsafe { f(&self.w, ops, acc, src, dst, t) }
+        unsafe { f(self.wide(), ops, acc, src, dst, t) }
     }
 }
 

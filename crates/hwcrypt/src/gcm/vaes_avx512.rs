@@ -10,8 +10,8 @@
 //! once (`H^32..H^1`, lane quadruples `[H^(32-4j), .., H^(29-4j)]`,
 //! Karatsuba, no reduction), the products summed over the lanes and reduced
 //! once per chunk (two folds by the `0xc2 << 56` constant). Round keys are
-//! broadcast to the four lanes and key powers laid out per register when the
-//! key is made. Associated data of a chunk or more is hashed with the same
+//! broadcast to the four lanes and key powers laid out per register in a
+//! zmm table made by the first message that needs it. Associated data of a chunk or more is hashed with the same
 //! wide multiply.
 //!
 //! What is left after the last whole chunk (under 512 bytes): in the
@@ -42,7 +42,7 @@ use crate::aes::Block;
 use crate::cpu::{self, Features};
 use crate::inout::InOut;
 use crate::registry::VAES_AVX512_FEATURES;
-use crate::secret::{Schedule, SecretBox};
+use crate::secret::{LazyBox, Schedule, SecretBox};
 use core::arch::x86_64::*;
 
 /// zmm registers of blocks per chunk.
@@ -184,58 +184,62 @@ unsafe fn powers_32(h1: &Block) -> [Block; LANES * REGS] {
     out
 }
 
-/// The `vaes-avx512` AES-GCM key. It lives in a [`SecretBox`] (made by
-/// [`Key::boxed`] after the features were detected), which wipes it on drop.
-pub(crate) struct Key {
-    /// The `vaes-avx2` key: tails, short associated data, IVs and single blocks.
-    narrow: vaes_avx2::Key,
-    w: Wide,
-}
-
-// SAFETY: byte arrays and an integer: all-zero is valid, no drop glue, no
-// pointers. A zeroed key is only made after detection (`boxed`).
-unsafe impl Schedule for Key {
-    // A `Key` is only made after its features (AVX among them) were detected.
+// SAFETY: byte arrays: all-zero is valid, no drop glue, no pointers. A
+// table is only made by a `Key`, which exists only after detection.
+unsafe impl Schedule for Wide {
+    // Made only by a `Key`, after its features (AVX among them) were detected.
     const AVX: bool = true;
 }
 
+impl Wide {
+    /// The table of `aesni`'s key in a heap home of its own: `H^1..H^32`
+    /// computed four at a time ([`powers_32`]), round keys from its schedule.
+    fn boxed(aesni: &super::aesni_clmul::Key) -> SecretBox<Wide> {
+        // SAFETY: a table is only made for a `Key` (this function's caller),
+        // which exists only after every feature in `VAES_AVX512_FEATURES`
+        // was detected; `Wide::write` below writes a whole table before the
+        // box is used.
+        let mut w = unsafe { SecretBox::<Wide>::uninit() };
+        let mut h1 = aesni.h1();
+        // SAFETY: the features were detected (above).
+        let mut powers = unsafe { powers_32(&h1) };
+        crate::secret::wipe_bytes(&mut h1);
+        // SAFETY: the box's `Wide`, valid for writes and aligned; AVX-512F
+        // was detected; at most 15 round keys.
+        unsafe { Wide::write(w.as_mut_ptr(), aesni.round_keys(), &powers) };
+        crate::secret::wipe_bytes(powers.as_flattened_mut());
+        w
+    }
+}
+
+/// The `vaes-avx512` AES-GCM key: the `vaes-avx2` key (whose AES-NI key is
+/// all that key setup makes) and the zmm table, made in a heap home of its
+/// own by the first message that reaches the zmm kernels (as the
+/// `vaes-avx2` key's ymm table is: see [`vaes_avx2::Key`]). Wiped on drop.
+#[derive(Clone)]
+pub(crate) struct Key {
+    /// The `vaes-avx2` key: tails, short associated data, IVs and single blocks.
+    narrow: vaes_avx2::Key,
+    w: LazyBox<Wide>,
+}
+
 impl Key {
-    /// Expands `key` in a heap home, in place; `None` unless the CPU has
-    /// every feature in [`VAES_AVX512_FEATURES`], or for a key length other
-    /// than 16, 24 or 32. Of its 3.6 KiB only the AES-NI key's 512 bytes
-    /// are zeroed first; the wide tables are written whole (zeroing them
-    /// first as well was 14% of the key's setup in a profile: 3 KiB of
-    /// stores, at 32 bytes a cycle on AMD Zen 4).
-    pub(crate) fn boxed(key: &[u8]) -> Option<SecretBox<Key>> {
-        if !cpu::detected().contains(Features::of(VAES_AVX512_FEATURES))
-            || !matches!(key.len(), 16 | 24 | 32)
-        {
+    /// Expands `key`; `None` unless the CPU has every feature in
+    /// [`VAES_AVX512_FEATURES`], or for a key length other than 16, 24 or
+    /// 32. The zmm table is made on first use ([`Key::wide`]).
+    pub(crate) fn new(key: &[u8]) -> Option<Key> {
+        if !cpu::detected().contains(Features::of(VAES_AVX512_FEATURES)) {
             return None;
         }
-        // SAFETY: the features (a superset of the `vaes-avx2` and `aesni`
-        // keys') were detected just above; the writes below make a whole
-        // `Key` before the box is used.
-        let mut boxed = unsafe { SecretBox::<Key>::uninit() };
-        let p = boxed.as_mut_ptr();
-        // SAFETY: `p` is the box's `Key`, valid for writes and aligned; its
-        // fields are written through pointers to them, the AES-NI key's
-        // reference is last used before the next access through `p`; the
-        // features were detected above.
-        unsafe {
-            let base = core::ptr::addr_of_mut!((*p).narrow);
-            let aesni = vaes_avx2::Key::zeroed_narrow(base);
-            aesni.init_round_keys(key);
-            let mut h1 = aesni.h1();
-            let mut powers = powers_32(&h1);
-            crate::secret::wipe_bytes(&mut h1);
-            aesni.set_first_powers(&powers);
-            let (low, _) = powers.split_first_chunk::<{ 2 * REGS }>()?;
-            vaes_avx2::Key::write_wide(base, low);
-            let round_keys = (*base).narrow().round_keys();
-            Wide::write(core::ptr::addr_of_mut!((*p).w), round_keys, &powers);
-            crate::secret::wipe_bytes(powers.as_flattened_mut());
-        }
-        Some(boxed)
+        Some(Key {
+            narrow: vaes_avx2::Key::new(key)?,
+            w: LazyBox::empty(),
+        })
+    }
+
+    /// The zmm table, made now if no message needed it before.
+    fn wide(&self) -> &Wide {
+        self.w.get_or_make(|| Wide::boxed(self.aesni()))
     }
 
     fn rounds(&self) -> usize {
@@ -261,7 +265,7 @@ impl Key {
         if !head.is_empty() {
             // SAFETY: a `Key` exists only if the features were detected;
             // `head` is a non-zero multiple of `CHUNK` bytes.
-            unsafe { ghash(&self.w, acc, head) };
+            unsafe { ghash(self.wide(), acc, head) };
         }
         self.narrow.ghash(acc, tail);
     }
@@ -294,12 +298,18 @@ impl Key {
             // `CHUNK`, equal (in place) or not overlapping (`InOut`).
             unsafe {
                 match (self.rounds(), sep) {
-                    (10, false) => seal::<10, REGS, false>(&self.w, counter, acc, src, dst, bulk),
-                    (12, false) => seal::<12, REGS, false>(&self.w, counter, acc, src, dst, bulk),
-                    (_, false) => seal::<14, REGS, false>(&self.w, counter, acc, src, dst, bulk),
-                    (10, true) => seal::<10, REGS, true>(&self.w, counter, acc, src, dst, bulk),
-                    (12, true) => seal::<12, REGS, true>(&self.w, counter, acc, src, dst, bulk),
-                    (_, true) => seal::<14, REGS, true>(&self.w, counter, acc, src, dst, bulk),
+                    (10, false) => {
+                        seal::<10, REGS, false>(self.wide(), counter, acc, src, dst, bulk)
+                    }
+                    (12, false) => {
+                        seal::<12, REGS, false>(self.wide(), counter, acc, src, dst, bulk)
+                    }
+                    (_, false) => {
+                        seal::<14, REGS, false>(self.wide(), counter, acc, src, dst, bulk)
+                    }
+                    (10, true) => seal::<10, REGS, true>(self.wide(), counter, acc, src, dst, bulk),
+                    (12, true) => seal::<12, REGS, true>(self.wide(), counter, acc, src, dst, bulk),
+                    (_, true) => seal::<14, REGS, true>(self.wide(), counter, acc, src, dst, bulk),
                 }
             }
         }
@@ -328,7 +338,7 @@ impl Key {
                 // `head` is a multiple of 512 bytes (8 registers), `mid` of
                 // 256 (4 registers), as `f` requires; `src` and `dst` cover
                 // them, equal (the in-place form) or not overlapping.
-                unsafe { f(&self.w, c, acc, src, dst, io.len()) };
+                unsafe { f(self.wide(), c, acc, src, dst, io.len()) };
             }
         };
         match self.rounds() {
@@ -858,7 +868,7 @@ impl LastChunk for Key {
         // bytes at `src` are readable and at `dst` writable, equal or not
         // overlapping (`InOut`); `0 < t < CHUNK` is within the `N` registers
         // of the kernel picked; the operands fit (the caller).
-        unsafe { f(&self.w, ops, acc, src, dst, t) }
+        unsafe { f(self.wide(), ops, acc, src, dst, t) }
     }
 }
 
