@@ -211,11 +211,13 @@ impl<T: Schedule> SecretBox<T> {
     /// need were detected (as the backend's own constructor would check).
     pub(crate) unsafe fn zeroed() -> SecretBox<T> {
         let b = Self::allocate();
+        let p = b.ptr.as_ptr().cast::<u8>();
+        // Kept apart, or LLVM merges `malloc` and the zeroing into `calloc`.
+        barrier(p);
         // SAFETY: a fresh allocation for one `T`, aligned; all-zero is a
         // valid `T` (`Schedule`) and the caller may make one (this
-        // function's contract). The barrier inside keeps LLVM from merging
-        // `malloc` and the zeroing into `calloc`.
-        unsafe { Self::zero(b.ptr.as_ptr().cast()) };
+        // function's contract).
+        unsafe { Self::zero(p) };
         b
     }
 
