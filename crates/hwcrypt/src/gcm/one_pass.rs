@@ -48,6 +48,11 @@ pub(super) struct LastOps<'a> {
     /// The lengths block, hashed after the ciphertext (`None`: the caller
     /// absorbs it).
     pub(super) lengths: Option<u128>,
+    /// Sealing only: the last whole chunk's ciphertext (`CHUNK` readable
+    /// bytes), not absorbed yet: the kernel hashes it first, so that its
+    /// GHASH runs beside the chunk's AES rounds instead of before them
+    /// ([`LastChunk::seal_chunks_deferred`]).
+    pub(super) pending: Option<*const u8>,
 }
 
 /// A VAES key with a last-chunk kernel.
@@ -68,6 +73,18 @@ pub(super) trait LastChunk {
     /// CTR over whole chunks from `counter`, the ciphertext absorbed
     /// (`DEC`: the input is the ciphertext).
     fn chunks<const DEC: bool>(&self, counter: u128, acc: &mut Block, io: InOut<'_>);
+    /// Seals whole chunks as `chunks::<false>` does, but may leave the last
+    /// chunk's GHASH to the last-chunk kernel: returns its ciphertext then
+    /// (for [`LastOps::pending`]), `None` if everything was absorbed.
+    fn seal_chunks_deferred(
+        &self,
+        counter: u128,
+        acc: &mut Block,
+        io: InOut<'_>,
+    ) -> Option<*const u8> {
+        self.chunks::<false>(counter, acc, io);
+        None
+    }
     /// The last-chunk kernel over `io` (`0 < len < CHUNK`); returns
     /// `E(K, J0)`. The operands (blocks of `ops.aad` and of `io`, and the
     /// lengths) are at most [`LastChunk::OPERANDS`].
@@ -101,8 +118,13 @@ pub(super) fn crypt<K: LastChunk, const DEC: bool>(
     }
     let (head, tail) = io.split_at(bulk);
     let counter = inc32(j0, 1);
+    let mut pending = None;
     if !head.is_empty() {
-        k.chunks::<DEC>(counter, &mut acc, head);
+        if !DEC && t > 0 {
+            pending = k.seal_chunks_deferred(counter, &mut acc, head);
+        } else {
+            k.chunks::<DEC>(counter, &mut acc, head);
+        }
     }
     let lengths = (u128::from(aad.len() as u64 * 8) << 64) | u128::from(len as u64 * 8);
     // A chunk of `OPERANDS` blocks leaves no power for the lengths block:
@@ -116,6 +138,7 @@ pub(super) fn crypt<K: LastChunk, const DEC: bool>(
                 counter: inc32(counter, (bulk / 16) as u32),
                 aad: if windowed { aad } else { &[] },
                 lengths: if alone { None } else { Some(lengths) },
+                pending,
             };
             k.last::<DEC>(&ops, &mut acc, tail)
         }

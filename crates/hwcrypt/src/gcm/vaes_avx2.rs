@@ -841,6 +841,10 @@ unsafe fn last<const R: usize, const N: usize, const DEC: bool>(
     dst: *mut u8,
     t: usize,
 ) -> Block {
+    debug_assert!(
+        ops.pending.is_none(),
+        "this backend absorbs every whole chunk"
+    );
     debug_assert!(N >= 1 && t > 32 * (N - 1) && t <= 32 * N);
     debug_assert!(ops.aad.len() <= WINDOW_AAD_MAX);
     let head = ops.aad.len().div_ceil(16);

@@ -299,23 +299,54 @@ impl Key {
             unsafe {
                 match (self.rounds(), sep) {
                     (10, false) => {
-                        seal::<10, REGS, false>(self.wide(), counter, acc, src, dst, bulk)
+                        seal::<10, REGS, false, true>(self.wide(), counter, acc, src, dst, bulk)
                     }
                     (12, false) => {
-                        seal::<12, REGS, false>(self.wide(), counter, acc, src, dst, bulk)
+                        seal::<12, REGS, false, true>(self.wide(), counter, acc, src, dst, bulk)
                     }
                     (_, false) => {
-                        seal::<14, REGS, false>(self.wide(), counter, acc, src, dst, bulk)
+                        seal::<14, REGS, false, true>(self.wide(), counter, acc, src, dst, bulk)
                     }
-                    (10, true) => seal::<10, REGS, true>(self.wide(), counter, acc, src, dst, bulk),
-                    (12, true) => seal::<12, REGS, true>(self.wide(), counter, acc, src, dst, bulk),
-                    (_, true) => seal::<14, REGS, true>(self.wide(), counter, acc, src, dst, bulk),
+                    (10, true) => {
+                        seal::<10, REGS, true, true>(self.wide(), counter, acc, src, dst, bulk)
+                    }
+                    (12, true) => {
+                        seal::<12, REGS, true, true>(self.wide(), counter, acc, src, dst, bulk)
+                    }
+                    (_, true) => {
+                        seal::<14, REGS, true, true>(self.wide(), counter, acc, src, dst, bulk)
+                    }
                 }
             }
         }
         // The rest (under 512 bytes) on the narrower key.
         self.narrow
             .encrypt(inc32(counter, (bulk / 16) as u32), acc, tail);
+    }
+
+    /// Encrypts `io`, a non-zero multiple of `CHUNK` bytes, from `counter`,
+    /// every chunk but the last absorbed into `acc`; returns the last
+    /// chunk's ciphertext (in `io`'s output), for the last-chunk kernel.
+    fn encrypt_deferred(&self, counter: u128, acc: &mut Block, mut io: InOut<'_>) -> *const u8 {
+        let len = io.len();
+        debug_assert!(len != 0 && len.is_multiple_of(CHUNK));
+        let sep = matches!(io, InOut::Separate { .. });
+        let (src, dst) = io.ptrs();
+        let w = self.wide();
+        // SAFETY: a `Key` exists only if the features were detected; `src`
+        // and `dst` cover `len` bytes, a non-zero multiple of `CHUNK`, equal
+        // (in place) or not overlapping (`InOut`).
+        unsafe {
+            match (self.rounds(), sep) {
+                (10, false) => seal::<10, REGS, false, false>(w, counter, acc, src, dst, len),
+                (12, false) => seal::<12, REGS, false, false>(w, counter, acc, src, dst, len),
+                (_, false) => seal::<14, REGS, false, false>(w, counter, acc, src, dst, len),
+                (10, true) => seal::<10, REGS, true, false>(w, counter, acc, src, dst, len),
+                (12, true) => seal::<12, REGS, true, false>(w, counter, acc, src, dst, len),
+                (_, true) => seal::<14, REGS, true, false>(w, counter, acc, src, dst, len),
+            }
+        }
+        dst.wrapping_add(len - CHUNK).cast_const()
     }
 
     /// Decrypts `io` from `counter`, the ciphertext absorbed into `acc`.
@@ -731,14 +762,15 @@ unsafe fn ghash(w: &Wide, acc: &mut Block, data: &[u8]) {
 /// of `64 * N` bytes, chunks of `N` registers; in place when the two are
 /// equal) from `counter`, the ciphertext absorbed into `acc`: the first
 /// chunk alone, then each chunk stitched with the GHASH of the one before
-/// (read back from `dst`), then the GHASH of the last.
+/// (read back from `dst`), then (with `HASH_LAST`) the GHASH of the last;
+/// without it the last chunk is left for the caller to absorb.
 ///
 /// # Safety
 /// The CPU must support every feature in [`VAES_AVX512_FEATURES`]; `len`
 /// bytes at `src` are readable and at `dst` writable (and readable), `dst`
 /// equal to `src` or not overlapping it.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,vaes,vpclmulqdq,pclmulqdq,aes,ssse3")]
-unsafe fn seal<const R: usize, const N: usize, const SEP: bool>(
+unsafe fn seal<const R: usize, const N: usize, const SEP: bool, const HASH_LAST: bool>(
     w: &Wide,
     counter: u128,
     acc: &mut Block,
@@ -775,8 +807,10 @@ unsafe fn seal<const R: usize, const N: usize, const SEP: bool>(
             false
         );
     }
-    // SAFETY: the last chunk of `dst` is in bounds.
-    y = unsafe { ghash_chunk::<N>(w, y, dst.add(chunk * (chunks - 1))) };
+    if HASH_LAST {
+        // SAFETY: the last chunk of `dst` is in bounds.
+        y = unsafe { ghash_chunk::<N>(w, y, dst.add(chunk * (chunks - 1))) };
+    }
     store_acc(acc, y);
 }
 
@@ -852,6 +886,15 @@ impl LastChunk for Key {
         } else {
             self.encrypt(counter, acc, io);
         }
+    }
+
+    fn seal_chunks_deferred(
+        &self,
+        counter: u128,
+        acc: &mut Block,
+        io: InOut<'_>,
+    ) -> Option<*const u8> {
+        Some(self.encrypt_deferred(counter, acc, io))
     }
 
     fn last<const DEC: bool>(
@@ -938,8 +981,15 @@ unsafe fn last<const R: usize, const N: usize, const DEC: bool>(
     // Table block of the first operand's power, `H^operands`.
     let base = LANES * REGS - operands;
     let mut sum = WideAcc::zero();
-    // The running hash joins the first operand.
-    let mut y = lane0(load_acc(acc));
+    // The running hash joins the first operand: after the last whole
+    // chunk's GHASH when it was left to this kernel (its multiplies and
+    // reduction then run beside the AES rounds below, which do not wait
+    // for them).
+    let mut y = lane0(match ops.pending {
+        // SAFETY: `CHUNK` readable bytes (`LastOps::pending`).
+        Some(p) => unsafe { ghash_chunk::<REGS>(w, load_acc(acc), p) },
+        None => load_acc(acc),
+    });
     if head > 0 {
         // SAFETY: the bytes of `ops.aad` are readable (masked-off bytes are
         // not accessed).
