@@ -199,12 +199,12 @@ impl Key {
             unsafe {
                 let w = self.wide();
                 match (self.narrow.rounds(), sep) {
-                    (10, false) => seal::<10, false>(w, counter, acc, src, dst, bulk),
-                    (12, false) => seal::<12, false>(w, counter, acc, src, dst, bulk),
-                    (_, false) => seal::<14, false>(w, counter, acc, src, dst, bulk),
-                    (10, true) => seal::<10, true>(w, counter, acc, src, dst, bulk),
-                    (12, true) => seal::<12, true>(w, counter, acc, src, dst, bulk),
-                    (_, true) => seal::<14, true>(w, counter, acc, src, dst, bulk),
+                    (10, false) => seal::<10, false, true>(w, counter, acc, src, dst, bulk),
+                    (12, false) => seal::<12, false, true>(w, counter, acc, src, dst, bulk),
+                    (_, false) => seal::<14, false, true>(w, counter, acc, src, dst, bulk),
+                    (10, true) => seal::<10, true, true>(w, counter, acc, src, dst, bulk),
+                    (12, true) => seal::<12, true, true>(w, counter, acc, src, dst, bulk),
+                    (_, true) => seal::<14, true, true>(w, counter, acc, src, dst, bulk),
                 }
             }
         }
@@ -214,6 +214,31 @@ impl Key {
             acc,
             tail.into_in_place(),
         );
+    }
+
+    /// Encrypts `io`, a non-zero multiple of `CHUNK` bytes, from `counter`,
+    /// every chunk but the last absorbed into `acc`; returns the last
+    /// chunk's ciphertext (in `io`'s output), for the last-chunk kernel.
+    fn encrypt_deferred(&self, counter: u128, acc: &mut Block, mut io: InOut<'_>) -> *const u8 {
+        let len = io.len();
+        debug_assert!(len != 0 && len.is_multiple_of(CHUNK));
+        let sep = matches!(io, InOut::Separate { .. });
+        let (src, dst) = io.ptrs();
+        let w = self.wide();
+        // SAFETY: a `Key` exists only if the features were detected; `src`
+        // and `dst` cover `len` bytes, a non-zero multiple of `CHUNK`, equal
+        // (in place) or not overlapping (`InOut`).
+        unsafe {
+            match (self.narrow.rounds(), sep) {
+                (10, false) => seal::<10, false, false>(w, counter, acc, src, dst, len),
+                (12, false) => seal::<12, false, false>(w, counter, acc, src, dst, len),
+                (_, false) => seal::<14, false, false>(w, counter, acc, src, dst, len),
+                (10, true) => seal::<10, true, false>(w, counter, acc, src, dst, len),
+                (12, true) => seal::<12, true, false>(w, counter, acc, src, dst, len),
+                (_, true) => seal::<14, true, false>(w, counter, acc, src, dst, len),
+            }
+        }
+        dst.wrapping_add(len - CHUNK).cast_const()
     }
 
     /// Decrypts `io` from `counter`, the ciphertext absorbed into `acc`.
@@ -558,7 +583,7 @@ fn store_acc(acc: &mut Block, y: __m128i) {
 /// bytes at `src` are readable and at `dst` writable (and readable), `dst`
 /// equal to `src` or not overlapping it.
 #[target_feature(enable = "avx2,vaes,vpclmulqdq,pclmulqdq,aes,ssse3")]
-unsafe fn seal<const R: usize, const SEP: bool>(
+unsafe fn seal<const R: usize, const SEP: bool, const HASH_LAST: bool>(
     w: &Wide,
     counter: u128,
     acc: &mut Block,
@@ -593,8 +618,10 @@ unsafe fn seal<const R: usize, const SEP: bool>(
             false
         );
     }
-    // SAFETY: the last chunk of `dst` is in bounds.
-    y = unsafe { ghash_chunk(w, y, dst.add(CHUNK * (chunks - 1))) };
+    if HASH_LAST {
+        // SAFETY: the last chunk of `dst` is in bounds.
+        y = unsafe { ghash_chunk(w, y, dst.add(CHUNK * (chunks - 1))) };
+    }
     store_acc(acc, y);
 }
 
@@ -747,6 +774,15 @@ impl LastChunk for Key {
         }
     }
 
+    fn seal_chunks_deferred(
+        &self,
+        counter: u128,
+        acc: &mut Block,
+        io: InOut<'_>,
+    ) -> Option<*const u8> {
+        Some(self.encrypt_deferred(counter, acc, io))
+    }
+
     fn last<const DEC: bool>(
         &self,
         ops: &LastOps<'_>,
@@ -841,10 +877,6 @@ unsafe fn last<const R: usize, const N: usize, const DEC: bool>(
     dst: *mut u8,
     t: usize,
 ) -> Block {
-    debug_assert!(
-        ops.pending.is_none(),
-        "this backend absorbs every whole chunk"
-    );
     debug_assert!(N >= 1 && t > 32 * (N - 1) && t <= 32 * N);
     debug_assert!(ops.aad.len() <= WINDOW_AAD_MAX);
     let head = ops.aad.len().div_ceil(16);
@@ -854,8 +886,15 @@ unsafe fn last<const R: usize, const N: usize, const DEC: bool>(
     // Table block of the first operand's power, `H^operands`.
     let base = 16 - operands;
     let mut sum = WideAcc::zero();
-    // The running hash joins the first operand.
-    let mut y = _mm256_zextsi128_si256(load_acc(acc));
+    // The running hash joins the first operand: after the last whole
+    // chunk's GHASH when it was left to this kernel (its multiplies and
+    // reduction then run beside the AES rounds below, which do not wait
+    // for them).
+    let mut y = _mm256_zextsi128_si256(match ops.pending {
+        // SAFETY: `CHUNK` readable bytes (`LastOps::pending`).
+        Some(p) => unsafe { ghash_chunk(w, load_acc(acc), p) },
+        None => load_acc(acc),
+    });
     if head > 0 {
         // SAFETY: `ops.aad` is readable for its length, register 0 starts
         // before it ends.
