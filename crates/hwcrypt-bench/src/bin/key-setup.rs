@@ -1,11 +1,14 @@
 //! Key-setup probe (issue 17, item 1): `key-setup KIND BACKEND [MILLIS]
 //! [ROUNDS]` makes and drops keys of KIND (`aes-128`, `aes-256`,
 //! `aes-128-gcm`, `aes-256-gcm`, `aes-128-xts`, `aes-256-xts`,
-//! `chacha20-poly1305`) on BACKEND in a loop, MILLIS per round, and prints
+//! `chacha20-poly1305`; `aes-128-gcm+1350`, `aes-256-gcm+1350`: a key and
+//! one 1350-byte message sealed with it, the connection shape of `hwcrypt
+//! speed`) on BACKEND in a loop, MILLIS per round, and prints
 //! the best and median ns per key over ROUNDS: a steady loop to run under
 //! `perf record` and to compare layouts of the key objects.
 
 use hwcrypt::Backend;
+use hwcrypt::aead::Aead;
 use hwcrypt::aes::Aes;
 use hwcrypt::chacha20poly1305::ChaCha20Poly1305;
 use hwcrypt::gcm::AesGcm;
@@ -39,6 +42,15 @@ fn main() {
             black_box(AesGcm::with_backend(k, backend)?);
             Ok(())
         }),
+        "aes-128-gcm+1350" | "aes-256-gcm+1350" => {
+            let buf = std::cell::RefCell::new(vec![0x42u8; 1350]);
+            Box::new(move |k: &[u8]| {
+                let gcm = AesGcm::with_backend(k, backend)?;
+                let mut buf = buf.borrow_mut();
+                black_box(gcm.seal_in_place_detached(&[1; 12], &[], &mut buf)?);
+                Ok(())
+            })
+        }
         "aes-128-xts" | "aes-256-xts" => Box::new(move |k: &[u8]| {
             black_box(Xts::with_backend(k, backend)?);
             Ok(())
@@ -53,7 +65,7 @@ fn main() {
         }
     };
     let len = match kind {
-        "aes-128" | "aes-128-gcm" => 16,
+        "aes-128" | "aes-128-gcm" | "aes-128-gcm+1350" => 16,
         "aes-192" => 24,
         "aes-128-xts" => 32,
         "aes-256-xts" => 64,
