@@ -73,18 +73,10 @@ pub(super) trait LastChunk {
     /// CTR over whole chunks from `counter`, the ciphertext absorbed
     /// (`DEC`: the input is the ciphertext).
     fn chunks<const DEC: bool>(&self, counter: u128, acc: &mut Block, io: InOut<'_>);
-    /// Seals whole chunks as `chunks::<false>` does, but may leave the last
-    /// chunk's GHASH to the last-chunk kernel: returns its ciphertext then
-    /// (for [`LastOps::pending`]), `None` if everything was absorbed.
-    fn seal_chunks_deferred(
-        &self,
-        counter: u128,
-        acc: &mut Block,
-        io: InOut<'_>,
-    ) -> Option<*const u8> {
-        self.chunks::<false>(counter, acc, io);
-        None
-    }
+    /// Seals whole chunks as `chunks::<false>` does, but leaves the last
+    /// chunk's GHASH to the last-chunk kernel: returns its ciphertext (for
+    /// [`LastOps::pending`]).
+    fn seal_chunks_deferred(&self, counter: u128, acc: &mut Block, io: InOut<'_>) -> *const u8;
     /// The last-chunk kernel over `io` (`0 < len < CHUNK`); returns
     /// `E(K, J0)`. The operands (blocks of `ops.aad` and of `io`, and the
     /// lengths) are at most [`LastChunk::OPERANDS`].
@@ -121,7 +113,7 @@ pub(super) fn crypt<K: LastChunk, const DEC: bool>(
     let mut pending = None;
     if !head.is_empty() {
         if !DEC && t > 0 {
-            pending = k.seal_chunks_deferred(counter, &mut acc, head);
+            pending = Some(k.seal_chunks_deferred(counter, &mut acc, head));
         } else {
             k.chunks::<DEC>(counter, &mut acc, head);
         }

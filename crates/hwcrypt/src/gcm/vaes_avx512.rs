@@ -289,35 +289,9 @@ impl Key {
         // Unlike `decrypt`, no 4-register chunk: unstitched (CTR, then
         // GHASH) it measured 1-5% slower than `vaes-avx2`'s 8 ymm chains.
         let bulk = io.len() / CHUNK * CHUNK;
-        let (mut head, tail) = io.split_at(bulk);
+        let (head, tail) = io.split_at(bulk);
         if !head.is_empty() {
-            let sep = matches!(head, InOut::Separate { .. });
-            let (src, dst) = head.ptrs();
-            // SAFETY: a `Key` exists only if the features were detected;
-            // `src` and `dst` cover `bulk` bytes, a non-zero multiple of
-            // `CHUNK`, equal (in place) or not overlapping (`InOut`).
-            unsafe {
-                match (self.rounds(), sep) {
-                    (10, false) => {
-                        seal::<10, REGS, false, true>(self.wide(), counter, acc, src, dst, bulk)
-                    }
-                    (12, false) => {
-                        seal::<12, REGS, false, true>(self.wide(), counter, acc, src, dst, bulk)
-                    }
-                    (_, false) => {
-                        seal::<14, REGS, false, true>(self.wide(), counter, acc, src, dst, bulk)
-                    }
-                    (10, true) => {
-                        seal::<10, REGS, true, true>(self.wide(), counter, acc, src, dst, bulk)
-                    }
-                    (12, true) => {
-                        seal::<12, REGS, true, true>(self.wide(), counter, acc, src, dst, bulk)
-                    }
-                    (_, true) => {
-                        seal::<14, REGS, true, true>(self.wide(), counter, acc, src, dst, bulk)
-                    }
-                }
-            }
+            self.seal_chunks::<true>(counter, acc, head);
         }
         // The rest (under 512 bytes) on the narrower key.
         self.narrow
@@ -325,9 +299,15 @@ impl Key {
     }
 
     /// Encrypts `io`, a non-zero multiple of `CHUNK` bytes, from `counter`,
-    /// every chunk but the last absorbed into `acc`; returns the last
-    /// chunk's ciphertext (in `io`'s output), for the last-chunk kernel.
-    fn encrypt_deferred(&self, counter: u128, acc: &mut Block, mut io: InOut<'_>) -> *const u8 {
+    /// the ciphertext absorbed into `acc` (without `HASH_LAST`, all but the
+    /// last chunk's, which is left to the last-chunk kernel); returns the
+    /// last chunk's ciphertext (in `io`'s output).
+    fn seal_chunks<const HASH_LAST: bool>(
+        &self,
+        counter: u128,
+        acc: &mut Block,
+        mut io: InOut<'_>,
+    ) -> *const u8 {
         let len = io.len();
         debug_assert!(len != 0 && len.is_multiple_of(CHUNK));
         let sep = matches!(io, InOut::Separate { .. });
@@ -338,12 +318,12 @@ impl Key {
         // (in place) or not overlapping (`InOut`).
         unsafe {
             match (self.rounds(), sep) {
-                (10, false) => seal::<10, REGS, false, false>(w, counter, acc, src, dst, len),
-                (12, false) => seal::<12, REGS, false, false>(w, counter, acc, src, dst, len),
-                (_, false) => seal::<14, REGS, false, false>(w, counter, acc, src, dst, len),
-                (10, true) => seal::<10, REGS, true, false>(w, counter, acc, src, dst, len),
-                (12, true) => seal::<12, REGS, true, false>(w, counter, acc, src, dst, len),
-                (_, true) => seal::<14, REGS, true, false>(w, counter, acc, src, dst, len),
+                (10, false) => seal::<10, REGS, false, HASH_LAST>(w, counter, acc, src, dst, len),
+                (12, false) => seal::<12, REGS, false, HASH_LAST>(w, counter, acc, src, dst, len),
+                (_, false) => seal::<14, REGS, false, HASH_LAST>(w, counter, acc, src, dst, len),
+                (10, true) => seal::<10, REGS, true, HASH_LAST>(w, counter, acc, src, dst, len),
+                (12, true) => seal::<12, REGS, true, HASH_LAST>(w, counter, acc, src, dst, len),
+                (_, true) => seal::<14, REGS, true, HASH_LAST>(w, counter, acc, src, dst, len),
             }
         }
         dst.wrapping_add(len - CHUNK).cast_const()
@@ -888,13 +868,8 @@ impl LastChunk for Key {
         }
     }
 
-    fn seal_chunks_deferred(
-        &self,
-        counter: u128,
-        acc: &mut Block,
-        io: InOut<'_>,
-    ) -> Option<*const u8> {
-        Some(self.encrypt_deferred(counter, acc, io))
+    fn seal_chunks_deferred(&self, counter: u128, acc: &mut Block, io: InOut<'_>) -> *const u8 {
+        self.seal_chunks::<false>(counter, acc, io)
     }
 
     fn last<const DEC: bool>(
