@@ -327,31 +327,77 @@ fn blocks8<F: FnMut(usize)>(init: &State8, mut between: F) -> [__m256i; 16] {
 /// Longest message the short path takes: 6 blocks, less block 0.
 const SHORT_MAX: usize = 5 * 64;
 
-/// `2 * SETS` ChaCha20 blocks (counters `state[12] + 0..2 * SETS`) in row
-/// layout, for short messages: each ymm register holds one row (4 words) of
-/// two blocks, so a set of two blocks is 4 registers, the diagonal rounds
-/// rotate rows with `vpshufd`, and no transposition is needed. Half the
-/// vector work of [`blocks8`] for up to 6 blocks. Returns keystream
-/// registers in byte order (register `j` is bytes `32j..32j + 32`); those
-/// past `4 * SETS` are zero. `between(i)` runs after double round `i`, as
-/// in [`blocks8`].
+/// The four rows of a ChaCha20 state, one register each.
+type Rows = [__m128i; 4];
+
+/// Writes the rows of `state` into `rows`.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn rows<const SETS: usize, F: FnMut(usize)>(state: &[u32; 16], mut between: F) -> [__m256i; 12] {
-    let (m16, m8) = rot_masks();
-    let row = |i: usize| {
-        _mm256_setr_epi32(
-            state[i] as i32,
-            state[i + 1] as i32,
-            state[i + 2] as i32,
-            state[i + 3] as i32,
-            state[i] as i32,
-            state[i + 1] as i32,
-            state[i + 2] as i32,
-            state[i + 3] as i32,
+fn state_rows(state: &[u32; 16], rows: &mut Rows) {
+    for (i, r) in rows.iter_mut().enumerate() {
+        // SAFETY: 16 of the 64 bytes of `state`; `r` is valid for writes.
+        unsafe { core::ptr::write_volatile(r, _mm_loadu_si128(state[4 * i..].as_ptr().cast())) };
+    }
+}
+
+/// Writes the rows of the state at block 0 for `key` and `nonce` into
+/// `rows` (the caller's memory, which it wipes), made in registers: the
+/// caller wrote the nonce words just before, with narrower stores than a
+/// row, and a 16-byte load of them would wait for those stores to reach the
+/// cache (a failed store-to-load forward, ~10% of a 16-byte message).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn message_rows(key: &[u32; 8], nonce: &[u32; 3], rows: &mut Rows) {
+    let s = chacha20_soft::SIGMA;
+    let word = |w: u32| w as i32;
+    // One 4-byte load per nonce word (volatile, so that LLVM does not merge
+    // them into a wider load that spans two of the caller's stores).
+    // SAFETY: each reads one word of `nonce`.
+    let n = |i: usize| word(unsafe { core::ptr::read_volatile(&nonce[i]) });
+    // SAFETY: 16 of the 32 bytes of `key` each.
+    let (k0, k1) = unsafe {
+        (
+            _mm_loadu_si128(key.as_ptr().cast()),
+            _mm_loadu_si128(key[4..].as_ptr().cast()),
         )
     };
-    let (a0, b0, c0) = (row(0), row(4), row(8));
+    let values = [
+        _mm_setr_epi32(word(s[0]), word(s[1]), word(s[2]), word(s[3])),
+        k0,
+        k1,
+        _mm_setr_epi32(0, n(0), n(1), n(2)),
+    ];
+    // Volatile stores: `rows` stays memory that LLVM reads the rows from
+    // again (rather than keep the key rows in registers and spill them to
+    // stack slots nobody wipes).
+    for (r, v) in rows.iter_mut().zip(values) {
+        // SAFETY: `r` is valid for writes.
+        unsafe { core::ptr::write_volatile(r, v) };
+    }
+}
+
+/// `2 * SETS` ChaCha20 blocks (counters `init[3]`'s first word + `0..2 *
+/// SETS`) in row layout, for short messages: each ymm register holds one
+/// row (4 words) of two blocks, so a set of two blocks is 4 registers, the
+/// diagonal rounds rotate rows with `vpshufd`, and no transposition is
+/// needed. Half the vector work of [`blocks8`] for up to 6 blocks. Returns
+/// keystream registers in byte order (register `j` is bytes `32j..32j +
+/// 32`); those past `4 * SETS` are zero. `between(i)` runs after double
+/// round `i`, as in [`blocks8`]. `init` lives in the caller's memory, which
+/// the caller wipes.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn rows<const SETS: usize, F: FnMut(usize)>(init: &Rows, mut between: F) -> [__m256i; 12] {
+    let (m16, m8) = rot_masks();
+    // Volatile loads, one per set for the key rows (`b`, `c`): LLVM can
+    // neither keep the key rows in registers across the first sets' work
+    // (and spill them, with three sets) nor forward the caller's stores.
+    let row = |i: usize| {
+        // SAFETY: `init[i / 4]` is a valid `__m128i` (`i <= 12`).
+        let r = unsafe { core::ptr::read_volatile(&init[i / 4]) };
+        _mm256_broadcastsi128_si256(r)
+    };
+    let a0 = row(0);
     let d0: [__m256i; SETS] = core::array::from_fn(|s| {
         _mm256_add_epi32(
             row(12),
@@ -359,8 +405,8 @@ fn rows<const SETS: usize, F: FnMut(usize)>(state: &[u32; 16], mut between: F) -
         )
     });
     let mut a = [a0; SETS];
-    let mut b = [b0; SETS];
-    let mut c = [c0; SETS];
+    let mut b: [__m256i; SETS] = core::array::from_fn(|_| row(4));
+    let mut c: [__m256i; SETS] = core::array::from_fn(|_| row(8));
     let mut d = d0;
     macro_rules! qr {
         () => {
@@ -378,16 +424,35 @@ fn rows<const SETS: usize, F: FnMut(usize)>(state: &[u32; 16], mut between: F) -
     }
     for i in 0..10 {
         qr!();
-        for s in 0..SETS {
-            b[s] = _mm256_shuffle_epi32::<0x39>(b[s]);
-            c[s] = _mm256_shuffle_epi32::<0x4e>(c[s]);
-            d[s] = _mm256_shuffle_epi32::<0x93>(d[s]);
-        }
-        qr!();
-        for s in 0..SETS {
-            b[s] = _mm256_shuffle_epi32::<0x93>(b[s]);
-            c[s] = _mm256_shuffle_epi32::<0x4e>(c[s]);
-            d[s] = _mm256_shuffle_epi32::<0x39>(d[s]);
+        // One set is bound by the rounds' dependency chain: diagonals (a[i-1],
+        // b[i], c[i+1], d[i+2]) in column i leave `b`, the last row a quarter
+        // round writes and the first it reads, in place, so no shuffle lies
+        // on the chain (+3% at 16 B on Zen 4). Two and three sets are bound
+        // by throughput, where shuffling `b` measured 4-5% faster.
+        if SETS == 1 {
+            for s in 0..SETS {
+                a[s] = _mm256_shuffle_epi32::<0x93>(a[s]);
+                c[s] = _mm256_shuffle_epi32::<0x39>(c[s]);
+                d[s] = _mm256_shuffle_epi32::<0x4e>(d[s]);
+            }
+            qr!();
+            for s in 0..SETS {
+                a[s] = _mm256_shuffle_epi32::<0x39>(a[s]);
+                c[s] = _mm256_shuffle_epi32::<0x93>(c[s]);
+                d[s] = _mm256_shuffle_epi32::<0x4e>(d[s]);
+            }
+        } else {
+            for s in 0..SETS {
+                b[s] = _mm256_shuffle_epi32::<0x39>(b[s]);
+                c[s] = _mm256_shuffle_epi32::<0x4e>(c[s]);
+                d[s] = _mm256_shuffle_epi32::<0x93>(d[s]);
+            }
+            qr!();
+            for s in 0..SETS {
+                b[s] = _mm256_shuffle_epi32::<0x93>(b[s]);
+                c[s] = _mm256_shuffle_epi32::<0x4e>(c[s]);
+                d[s] = _mm256_shuffle_epi32::<0x39>(d[s]);
+            }
         }
         between(i);
     }
@@ -395,22 +460,13 @@ fn rows<const SETS: usize, F: FnMut(usize)>(state: &[u32; 16], mut between: F) -
     // held across the rounds they would be spilled to unwiped stack slots.
     // Volatile, so the loads are not merged with the first ones.
     let row_again = |i: usize| {
-        // SAFETY: `state[i..i + 4]` are 16 readable bytes (`i <= 12`).
-        let r = unsafe { core::ptr::read_volatile(state.as_ptr().add(i).cast::<[u32; 4]>()) };
-        _mm256_setr_epi32(
-            r[0] as i32,
-            r[1] as i32,
-            r[2] as i32,
-            r[3] as i32,
-            r[0] as i32,
-            r[1] as i32,
-            r[2] as i32,
-            r[3] as i32,
-        )
+        // SAFETY: `init[i / 4]` is a valid `__m128i` (`i <= 12`).
+        _mm256_broadcastsi128_si256(unsafe { core::ptr::read_volatile(&init[i / 4]) })
     };
-    let (b0, c0) = (row_again(4), row_again(8));
     let mut out = [_mm256_setzero_si256(); 12];
     for s in 0..SETS {
+        // Loaded per set: held for all sets, they were spilled.
+        let (b0, c0) = (row_again(4), row_again(8));
         let (a, b) = (_mm256_add_epi32(a[s], a0), _mm256_add_epi32(b[s], b0));
         let (c, d) = (_mm256_add_epi32(c[s], c0), _mm256_add_epi32(d[s], d0[s]));
         // Low halves: block 2s; high halves: block 2s + 1.
@@ -434,12 +490,15 @@ fn tail_keystream<F: FnMut(usize)>(
     between: F,
 ) -> [__m256i; 16] {
     let mut out = [_mm256_setzero_si256(); 16];
+    let mut init = [_mm_setzero_si128(); 4];
+    state_rows(state, &mut init);
     match n {
-        0..=128 => out[..12].copy_from_slice(&rows::<1, F>(state, between)),
-        129..=256 => out[..12].copy_from_slice(&rows::<2, F>(state, between)),
-        257..=384 => out[..12].copy_from_slice(&rows::<3, F>(state, between)),
+        0..=128 => out[..12].copy_from_slice(&rows::<1, F>(&init, between)),
+        129..=256 => out[..12].copy_from_slice(&rows::<2, F>(&init, between)),
+        257..=384 => out[..12].copy_from_slice(&rows::<3, F>(&init, between)),
         _ => out = blocks8(x, between),
     }
+    init.zeroize();
     out
 }
 
@@ -578,13 +637,14 @@ fn aead<const SEAL: bool>(
     };
 
     if len <= SHORT_MAX {
-        let mut state = chacha20_soft::state(key, 0, nonce);
+        let mut init = [_mm_setzero_si128(); 4];
+        message_rows(key, nonce, &mut init);
         let mut ks = match len {
-            0..=64 => rows::<1, _>(&state, |_| {}),
-            65..=192 => rows::<2, _>(&state, |_| {}),
-            _ => rows::<3, _>(&state, |_| {}),
+            0..=64 => rows::<1, _>(&init, |_| {}),
+            65..=192 => rows::<2, _>(&init, |_| {}),
+            _ => rows::<3, _>(&init, |_| {}),
         };
-        state.zeroize();
+        init.zeroize();
         let mut poly_key = [0u8; 32];
         // SAFETY: `poly_key` is 32 writable bytes; unaligned stores are allowed.
         unsafe { _mm256_storeu_si256(poly_key.as_mut_ptr().cast(), ks[0]) };

@@ -58,7 +58,7 @@ use poly1305_ifma::Ifma;
 
 #[macro_use]
 mod chacha20;
-use chacha20::{Between, at, init16, keystream, next_batch, rows, wipe, xor_partial};
+use chacha20::{Between, at, init16, keystream, message_rows, next_batch, rows, wipe, xor_partial};
 
 /// Bytes per batch: 20 blocks, 16 in the word-per-register layout and 4 in
 /// the row layout beside them (see [`chacha20::blocks20`]).
@@ -215,11 +215,8 @@ fn aead<const SEAL: bool>(
         // ready, when the slice is no longer used).
         unsafe { core::slice::from_raw_parts(mac_base.add(from), n) }
     };
-    let mut state = chacha20_soft::state(key, 0, nonce);
-
     if len <= SHORT_MAX {
-        let short = |ks: &mut [__m512i], state: &mut [u32; 16]| {
-            crate::secret::wipe_words(state);
+        let short = |ks: &mut [__m512i]| {
             let mut poly = poly_from_block0(ks[0]);
             poly.update_padded(aad);
             let vector = len >= IFMA_MIN;
@@ -235,12 +232,18 @@ fn aead<const SEAL: bool>(
             }
             poly.finish_aead(aad.len() as u64, len as u64)
         };
-        return if len <= 3 * 64 {
-            short(&mut rows::<1, 4, _>(&state, &mut ()), &mut state)
+        let mut init = [_mm_setzero_si128(); 4];
+        message_rows(key, nonce, &mut init);
+        let tag = if len <= 3 * 64 {
+            short(&mut rows::<1, 4, _>(&init, &mut ()))
         } else {
-            short(&mut rows::<2, 8, _>(&state, &mut ()), &mut state)
+            short(&mut rows::<2, 8, _>(&init, &mut ()))
         };
+        init.zeroize();
+        return tag;
     }
+
+    let mut state = chacha20_soft::state(key, 0, nonce);
 
     let mut x = init16(&state);
     let mut ks = keystream(&x, &state, len.min(FIRST) + 64, &mut ());

@@ -233,27 +233,69 @@ pub(super) fn blocks20<B: Between>(
     out
 }
 
-/// `4 * SETS` ChaCha20 blocks (counters `state[12] + 0..4 * SETS`) in row
-/// layout: each register holds one row (4 words) of 4 blocks, one block per
-/// 128-bit lane. Returns the blocks in byte order (register `b` is block
-/// `b`), `N = 4 * SETS` registers: a short message's caller spills, and
-/// wipes, only those. `between(i)` runs after double round `i`, as in
-/// [`blocks16`].
+/// The four rows of a ChaCha20 state, one register each.
+pub(super) type Rows = [__m128i; 4];
+
+/// Writes the rows of `state` into `rows`.
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+pub(super) fn state_rows(state: &[u32; 16], rows: &mut Rows) {
+    for (i, r) in rows.iter_mut().enumerate() {
+        // SAFETY: 16 of the 64 bytes of `state`; `r` is valid for writes.
+        unsafe { core::ptr::write_volatile(r, _mm_loadu_si128(state[4 * i..].as_ptr().cast())) };
+    }
+}
+
+/// Writes the rows of the state at block 0 for `key` and `nonce` into
+/// `rows` (the caller's memory, which it wipes), made in registers: the
+/// caller wrote the nonce words just before, with narrower stores than a
+/// row, and a 16-byte load of them would wait for those stores to reach the
+/// cache (a failed store-to-load forward, ~10% of a 16-byte message).
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+pub(super) fn message_rows(key: &[u32; 8], nonce: &[u32; 3], rows: &mut Rows) {
+    let s = chacha20_soft::SIGMA;
+    let word = |w: u32| w as i32;
+    // One 4-byte load per nonce word (volatile, so that LLVM does not merge
+    // them into a wider load that spans two of the caller's stores).
+    // SAFETY: each reads one word of `nonce`.
+    let n = |i: usize| word(unsafe { core::ptr::read_volatile(&nonce[i]) });
+    // SAFETY: 16 of the 32 bytes of `key` each.
+    let (k0, k1) = unsafe {
+        (
+            _mm_loadu_si128(key.as_ptr().cast()),
+            _mm_loadu_si128(key[4..].as_ptr().cast()),
+        )
+    };
+    let values = [
+        _mm_setr_epi32(word(s[0]), word(s[1]), word(s[2]), word(s[3])),
+        k0,
+        k1,
+        _mm_setr_epi32(0, n(0), n(1), n(2)),
+    ];
+    // Volatile stores: `rows` stays memory that LLVM reads the rows from
+    // again (rather than keep the key rows in registers and spill them to
+    // stack slots nobody wipes).
+    for (r, v) in rows.iter_mut().zip(values) {
+        // SAFETY: `r` is valid for writes.
+        unsafe { core::ptr::write_volatile(r, v) };
+    }
+}
+
+/// `4 * SETS` ChaCha20 blocks (counters `init[3]`'s first word + `0..4 *
+/// SETS`) in row layout: each register holds one row (4 words) of 4 blocks,
+/// one block per 128-bit lane. Returns the blocks in byte order (register
+/// `b` is block `b`), `N = 4 * SETS` registers: a short message's caller
+/// spills, and wipes, only those. `between(i)` runs after double round `i`,
+/// as in [`blocks16`].
 #[inline]
 #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
 pub(super) fn rows<const SETS: usize, const N: usize, B: Between>(
-    state: &[u32; 16],
+    init: &Rows,
     between: &mut B,
 ) -> [__m512i; N] {
     const { assert!(N == 4 * SETS) };
-    let row = |i: usize| {
-        _mm512_broadcast_i32x4(_mm_setr_epi32(
-            state[i] as i32,
-            state[i + 1] as i32,
-            state[i + 2] as i32,
-            state[i + 3] as i32,
-        ))
-    };
+    let row = |i: usize| _mm512_broadcast_i32x4(init[i / 4]);
     let (a0, b0, c0) = (row(0), row(4), row(8));
     let d0: [__m512i; SETS] = core::array::from_fn(|s| {
         let s = 4 * s as i32;
@@ -282,16 +324,19 @@ pub(super) fn rows<const SETS: usize, const N: usize, B: Between>(
     }
     for i in 0..10 {
         qr!();
+        // Diagonals (a[i-1], b[i], c[i+1], d[i+2]) in column i: `b`, the
+        // last row a quarter round writes and the first it reads, stays
+        // put, so no shuffle lies on the dependency chain.
         for s in 0..SETS {
-            b[s] = _mm512_shuffle_epi32::<0x39>(b[s]);
-            c[s] = _mm512_shuffle_epi32::<0x4e>(c[s]);
-            d[s] = _mm512_shuffle_epi32::<0x93>(d[s]);
+            a[s] = _mm512_shuffle_epi32::<0x93>(a[s]);
+            c[s] = _mm512_shuffle_epi32::<0x39>(c[s]);
+            d[s] = _mm512_shuffle_epi32::<0x4e>(d[s]);
         }
         qr!();
         for s in 0..SETS {
-            b[s] = _mm512_shuffle_epi32::<0x93>(b[s]);
-            c[s] = _mm512_shuffle_epi32::<0x4e>(c[s]);
-            d[s] = _mm512_shuffle_epi32::<0x39>(d[s]);
+            a[s] = _mm512_shuffle_epi32::<0x39>(a[s]);
+            c[s] = _mm512_shuffle_epi32::<0x93>(c[s]);
+            d[s] = _mm512_shuffle_epi32::<0x4e>(d[s]);
         }
         between.step(i);
     }
@@ -320,9 +365,16 @@ pub(super) fn keystream<B: Between>(
     between: &mut B,
 ) -> [__m512i; 20] {
     let mut out = [_mm512_setzero_si512(); 20];
+    let mut init = [_mm_setzero_si128(); 4];
     match n {
-        0..=256 => out[..4].copy_from_slice(&rows::<1, 4, B>(state, between)),
-        257..=512 => out[..8].copy_from_slice(&rows::<2, 8, B>(state, between)),
+        0..=256 => {
+            state_rows(state, &mut init);
+            out[..4].copy_from_slice(&rows::<1, 4, B>(&init, between));
+        }
+        257..=512 => {
+            state_rows(state, &mut init);
+            out[..8].copy_from_slice(&rows::<2, 8, B>(&init, between));
+        }
         513..=1024 => out[..16].copy_from_slice(&blocks16(x, between)),
         _ => {
             let mut row_state = at(state, 16);
@@ -330,6 +382,7 @@ pub(super) fn keystream<B: Between>(
             row_state.zeroize();
         }
     }
+    init.zeroize();
     out
 }
 
