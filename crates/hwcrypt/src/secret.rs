@@ -121,14 +121,40 @@ impl<T: Schedule> SecretBox<T> {
         }
     };
 
-    /// A fresh, uninitialised allocation for one `T`, for the caller to fill.
+    /// A home this thread kept when it dropped a `SecretBox<T>` (see
+    /// [`kept`]): its `T` is all zero (wiped on drop).
+    fn reuse() -> Option<SecretBox<T>> {
+        let b = Self::at(kept::take(Self::ALLOC, align_of::<T>())?);
+        #[cfg(debug_assertions)]
+        {
+            // SAFETY: `size_of::<T>()` bytes of the kept allocation, where
+            // the wipe wrote zeroes.
+            let bytes =
+                unsafe { core::slice::from_raw_parts(b.ptr.as_ptr().cast::<u8>(), size_of::<T>()) };
+            debug_assert!(bytes.iter().all(|&x| x == 0), "a kept home is wiped");
+        }
+        Some(b)
+    }
+
+    /// An allocation for one `T`, for the caller to fill: a kept one, or a
+    /// fresh (uninitialised) one.
     fn allocate() -> SecretBox<T> {
+        Self::reuse().unwrap_or_else(Self::fresh)
+    }
+
+    /// A fresh, uninitialised allocation for one `T`.
+    fn fresh() -> SecretBox<T> {
         let layout = Self::ALLOC;
         // SAFETY: the layout has a non-zero size (checked in `ALLOC`).
         let base = unsafe { alloc(layout) };
         let Some(base) = NonNull::new(base) else {
             handle_alloc_error(layout)
         };
+        Self::at(base)
+    }
+
+    /// The `T`'s place in the allocation at `base` (of layout `ALLOC`).
+    fn at(base: NonNull<u8>) -> SecretBox<T> {
         if align_of::<T>() <= 16 {
             // `base` is aligned to `T`'s alignment.
             return SecretBox { ptr: base.cast() };
@@ -210,7 +236,10 @@ impl<T: Schedule> SecretBox<T> {
     /// methods expect: for a backend key, that the CPU features its kernels
     /// need were detected (as the backend's own constructor would check).
     pub(crate) unsafe fn zeroed() -> SecretBox<T> {
-        let b = Self::allocate();
+        if let Some(b) = Self::reuse() {
+            return b;
+        }
+        let b = Self::fresh();
         let p = b.ptr.as_ptr().cast::<u8>();
         // Kept apart, or LLVM merges `malloc` and the zeroing into `calloc`.
         barrier(p);
@@ -482,8 +511,114 @@ impl<T: Schedule> Drop for LazyBox<T> {
 impl<T: Schedule> Drop for SecretBox<T> {
     fn drop(&mut self) {
         self.wipe();
-        // SAFETY: allocated by `allocate` with this layout, at `base()`.
-        unsafe { dealloc(self.base(), Self::ALLOC) };
+        let base = self.base();
+        // SAFETY: `base()` is non-null (the start of a live allocation).
+        let base_nn = unsafe { NonNull::new_unchecked(base) };
+        if !kept::keep(base_nn, Self::ALLOC, align_of::<T>()) {
+            // SAFETY: allocated by `allocate` with this layout, at `base()`.
+            unsafe { dealloc(base, Self::ALLOC) };
+        }
+    }
+}
+
+/// Homes of dropped keys, kept for the next key of the same type made on
+/// the same thread. A key made and dropped per connection or per record
+/// (the fixed cost issue 17 is about) otherwise pays `malloc` and `free`
+/// each time: more than half of a ChaCha20-Poly1305 key's 13 ns and about
+/// a fifth of an AES key's (AMD Zen 4). A kept home was wiped (its `T`
+/// zeroed) before it was kept, so [`SecretBox::zeroed`] takes it as it is.
+/// At most [`KEPT`](kept::KEPT) homes per thread; they are freed when the
+/// thread exits (a drop during that, or after, frees at once).
+mod kept {
+    use core::cell::Cell;
+    use core::ptr::NonNull;
+    use std::alloc::{Layout, dealloc};
+
+    /// Homes kept per thread: a connection's keys (two AES-GCM keys, an
+    /// XTS key's two schedules) with room to spare.
+    pub(super) const KEPT: usize = 4;
+
+    /// One kept home: the allocation's start and layout, and the alignment
+    /// of the `T` it held (with the layout, where that `T` lay: the part
+    /// that is zero).
+    #[derive(Clone, Copy)]
+    struct Home {
+        base: NonNull<u8>,
+        layout: Layout,
+        t_align: usize,
+    }
+
+    struct Shelf {
+        slots: [Cell<Option<Home>>; KEPT],
+        /// The slot a full shelf gives up next (round robin: with slots
+        /// filled in order, the one filled longest ago).
+        oldest: Cell<usize>,
+    }
+
+    impl Drop for Shelf {
+        fn drop(&mut self) {
+            for slot in &self.slots {
+                if let Some(h) = slot.take() {
+                    // SAFETY: a `SecretBox` allocation of this layout, owned
+                    // by the shelf alone since its box was dropped.
+                    unsafe { dealloc(h.base.as_ptr(), h.layout) };
+                }
+            }
+        }
+    }
+
+    thread_local! {
+        static SHELF: Shelf = const {
+            Shelf {
+                slots: [const { Cell::new(None) }; KEPT],
+                oldest: Cell::new(0),
+            }
+        };
+    }
+
+    /// A kept home of `layout` that held a `T` aligned to `t_align`.
+    #[inline]
+    pub(super) fn take(layout: Layout, t_align: usize) -> Option<NonNull<u8>> {
+        SHELF
+            .try_with(|shelf| {
+                shelf.slots.iter().find_map(|slot| {
+                    let h = slot.get()?;
+                    (h.layout == layout && h.t_align == t_align).then(|| {
+                        slot.set(None);
+                        h.base
+                    })
+                })
+            })
+            .ok()
+            .flatten()
+    }
+
+    /// Keeps the wiped home at `base`, in a free slot or else in place of
+    /// the one kept longest (freed), so homes of types no longer made do
+    /// not fill the shelf for good; false if the caller must free it (the
+    /// thread is exiting).
+    #[inline]
+    pub(super) fn keep(base: NonNull<u8>, layout: Layout, t_align: usize) -> bool {
+        SHELF
+            .try_with(|shelf| {
+                let home = Home {
+                    base,
+                    layout,
+                    t_align,
+                };
+                if let Some(slot) = shelf.slots.iter().find(|slot| slot.get().is_none()) {
+                    slot.set(Some(home));
+                } else {
+                    let i = shelf.oldest.get();
+                    shelf.oldest.set((i + 1) % KEPT);
+                    if let Some(old) = shelf.slots[i].replace(Some(home)) {
+                        // SAFETY: as in `Shelf::drop`.
+                        unsafe { dealloc(old.base.as_ptr(), old.layout) };
+                    }
+                }
+                true
+            })
+            .unwrap_or(false)
     }
 }
 
@@ -538,6 +673,47 @@ mod tests {
         a.wipe();
         assert!(a.0.iter().all(|&w| w == 0));
         assert_eq!(b.0[3], 3 * 0x0101_0101);
+    }
+
+    /// A small schedule (16-byte aligned, the plain allocation path).
+    struct Words([u32; 8]);
+    // SAFETY: plain integers, no drop glue, no pointers.
+    unsafe impl Schedule for Words {}
+
+    #[test]
+    fn dropped_homes_are_kept_wiped_and_reused_by_their_type() {
+        // A thread of its own: the shelf is per thread.
+        std::thread::spawn(|| {
+            let mut t = table(7);
+            let home = t.ptr;
+            drop(t);
+            // Another type does not take the `Table` home.
+            // SAFETY: `Words` has no invariants.
+            let mut w = unsafe { SecretBox::<Words>::zeroed() };
+            w.0.fill(9);
+            // The same type does, zeroed (the wipe on drop).
+            // SAFETY: `Table` has no invariants.
+            t = unsafe { SecretBox::<Table>::zeroed() };
+            assert_eq!(t.ptr, home);
+            assert!(t.0.iter().all(|&x| x == 0));
+            assert_eq!(t.ptr.as_ptr() as usize % 64, 0);
+            // More kinds dropped than the shelf holds: the oldest are freed
+            // (Miri checks that each home is freed once), the newest kept.
+            drop(t);
+            drop(w);
+            let many: Vec<SecretBox<Words>> = (0..2 * kept::KEPT)
+                // SAFETY: `Words` has no invariants.
+                .map(|_| unsafe { SecretBox::zeroed() })
+                .collect();
+            drop(many);
+            // SAFETY: `Words` has no invariants.
+            let w = unsafe { SecretBox::<Words>::zeroed() };
+            assert!(w.0.iter().all(|&x| x == 0));
+            let c = w.clone();
+            assert_ne!(c.ptr, w.ptr);
+        })
+        .join()
+        .unwrap();
     }
 
     fn table(seed: u64) -> SecretBox<Table> {
