@@ -50,7 +50,7 @@ mod lanes;
 /// (`vbroadcasti32x4` from memory). Kernels load them once per call into
 /// registers, so the broadcast costs what a 64-byte load did, and a key
 /// keeps one schedule (496 bytes) instead of three.
-use super::aesni::RoundKeys;
+use super::aesni::{self, RoundKeys};
 
 /// Expanded AES key for the VAES-AVX512 backend. It lives in a
 /// [`SecretBox`] (made by [`Key::boxed`] after the features were detected),
@@ -644,8 +644,7 @@ fn ctr<const R: usize, const LOW32: bool>(keys: &RoundKeys, counter: &Block, mut
     let (src, dst) = io.ptrs();
     let rk = round_keys::<R>(keys);
     let bswap = bswap_mask();
-    // SAFETY: `counter` is 16 readable bytes.
-    let first = unsafe { _mm_loadu_si128(counter.as_ptr().cast()) };
+    let first = aesni::load_halves(counter);
     let first = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(first), bswap);
     // Lane k holds counter + i + k for the next block i.
     let lanes = if LOW32 {

@@ -327,8 +327,7 @@ pub(super) unsafe fn ctr<const R: usize, const FULL: bool>(
     dst: *mut u8,
     blocks: usize,
 ) {
-    // SAFETY: `counter` is 16 readable bytes.
-    let mut c = bswap128(unsafe { load(counter) });
+    let mut c = bswap128(load_halves(counter));
     let mut done = 0;
     loop {
         let left = blocks - done;

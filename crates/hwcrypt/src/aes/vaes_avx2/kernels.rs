@@ -346,8 +346,7 @@ pub(super) fn ctr<const R: usize, const LOW32: bool>(
 ) {
     let (src, dst) = io.ptrs();
     let bswap = bswap_mask();
-    // SAFETY: `counter` is 16 readable bytes.
-    let first = unsafe { load1(counter.as_ptr()) };
+    let first = aesni::load_halves(counter);
     let first = _mm_shuffle_epi8(first, _mm256_castsi256_si128(bswap));
     // Lane 0 holds counter + i, lane 1 counter + i + 1, for the next block i.
     let lane1 = if LOW32 {
