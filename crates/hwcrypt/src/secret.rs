@@ -223,7 +223,8 @@ impl<T: Schedule> SecretBox<T> {
 
     /// A zeroed `T` on the heap, to be filled in place through `DerefMut`.
     ///
-    /// Always `malloc` and our own zeroing, never `calloc`: glibc's
+    /// A home this thread kept (already zero), or else `malloc` and our
+    /// own zeroing, never `calloc`: glibc's
     /// `calloc` skips the per-thread cache of small blocks, so a key made
     /// and dropped in a loop went through `_int_malloc` and the
     /// consolidation of free neighbours (`unlink_chunk`) every time, while
@@ -406,7 +407,7 @@ impl<T: Schedule> Clone for SecretBox<T> {
     fn clone(&self) -> SecretBox<T> {
         let copy = Self::allocate();
         // SAFETY: both are valid for `size_of::<T>()` bytes and do not
-        // overlap (a fresh allocation); a byte copy of a `Schedule` is an
+        // overlap (a fresh or kept allocation, not `self`'s); a byte copy of a `Schedule` is an
         // independent valid value, and it met the same invariants as `self`.
         unsafe { core::ptr::copy_nonoverlapping(self.ptr.as_ptr(), copy.ptr.as_ptr(), 1) };
         copy
@@ -521,14 +522,16 @@ impl<T: Schedule> Drop for SecretBox<T> {
     }
 }
 
-/// Homes of dropped keys, kept for the next key of the same type made on
-/// the same thread. A key made and dropped per connection or per record
+/// Homes of dropped keys, kept by the thread that dropped them for its
+/// next key of the same size and alignment. A key made and dropped per connection or per record
 /// (the fixed cost issue 17 is about) otherwise pays `malloc` and `free`
 /// each time: more than half of a ChaCha20-Poly1305 key's 13 ns and about
 /// a fifth of an AES key's (AMD Zen 4). A kept home was wiped (its `T`
 /// zeroed) before it was kept, so [`SecretBox::zeroed`] takes it as it is.
 /// At most [`KEPT`](kept::KEPT) homes per thread; they are freed when the
-/// thread exits (a drop during that, or after, frees at once).
+/// thread exits (a drop during that, or after, frees at once), except the
+/// main thread's, whose thread-local destructors may not run: those few
+/// wiped blocks stay until the process ends.
 mod kept {
     use core::cell::Cell;
     use core::ptr::NonNull;
@@ -550,8 +553,10 @@ mod kept {
 
     struct Shelf {
         slots: [Cell<Option<Home>>; KEPT],
-        /// The slot a full shelf gives up next (round robin: with slots
-        /// filled in order, the one filled longest ago).
+        /// The slot a full shelf gives up next (round robin over the
+        /// slots: not strictly the home kept longest ago, since `take`
+        /// empties slots in any order; enough that no kind of home holds
+        /// the shelf for good).
         oldest: Cell<usize>,
     }
 
@@ -594,9 +599,9 @@ mod kept {
     }
 
     /// Keeps the wiped home at `base`, in a free slot or else in place of
-    /// the one kept longest (freed), so homes of types no longer made do
-    /// not fill the shelf for good; false if the caller must free it (the
-    /// thread is exiting).
+    /// the next slot in round robin (whose home is freed), so homes of
+    /// types no longer made do not fill the shelf for good; false if the
+    /// caller must free it (the thread is exiting).
     #[inline]
     pub(super) fn keep(base: NonNull<u8>, layout: Layout, t_align: usize) -> bool {
         SHELF
@@ -675,7 +680,7 @@ mod tests {
         assert_eq!(b.0[3], 3 * 0x0101_0101);
     }
 
-    /// A small schedule (16-byte aligned, the plain allocation path).
+    /// A small schedule (4-byte aligned, the plain allocation path).
     struct Words([u32; 8]);
     // SAFETY: plain integers, no drop glue, no pointers.
     unsafe impl Schedule for Words {}
@@ -697,8 +702,8 @@ mod tests {
             assert_eq!(t.ptr, home);
             assert!(t.0.iter().all(|&x| x == 0));
             assert_eq!(t.ptr.as_ptr() as usize % 64, 0);
-            // More kinds dropped than the shelf holds: the oldest are freed
-            // (Miri checks that each home is freed once), the newest kept.
+            // More homes dropped than the shelf holds: the extra ones are
+            // freed (Miri checks that each home is freed once), the rest kept.
             drop(t);
             drop(w);
             let many: Vec<SecretBox<Words>> = (0..2 * kept::KEPT)

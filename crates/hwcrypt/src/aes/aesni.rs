@@ -137,18 +137,48 @@ unsafe fn load(block: &Block) -> __m128i {
 /// counter blocks just before a call, typically a fixed part and an 8-byte
 /// sequence number stored apart; a 16-byte load of two such stores cannot
 /// be forwarded from the store buffer and waits for them to reach the
-/// cache (~20 cycles: a quarter of a 16-byte CTR message on Zen 4). The
-/// reads are volatile so that LLVM does not merge them back into one.
+/// cache (~20 cycles: a quarter of a 16-byte CTR message on Zen 4). Two
+/// loads in `asm!` (`movq`, `movhps`: SSE2), which LLVM cannot merge back
+/// into one (a volatile read of the bytes came out as 16 byte loads).
 #[inline(always)]
 pub(crate) fn load_halves(block: &Block) -> __m128i {
-    let half = |i: usize| {
-        // SAFETY: bytes `8i..8i + 8` of `block` (`i < 2`); `read_unaligned`
-        // semantics through a byte array of the same size.
-        unsafe { core::ptr::read_volatile(block.as_ptr().add(8 * i).cast::<[u8; 8]>()) }
-    };
-    let (lo, hi) = (i64::from_ne_bytes(half(0)), i64::from_ne_bytes(half(1)));
-    // SAFETY: SSE2 is part of x86_64.
-    unsafe { _mm_set_epi64x(hi, lo) }
+    let x: __m128i;
+    // SAFETY: reads the 16 bytes of `block` (two 8-byte loads; no
+    // alignment needed); SSE2 is part of x86_64; writes only `x`.
+    unsafe {
+        core::arch::asm!(
+            "movq {x}, qword ptr [{p}]",
+            "movhps {x}, qword ptr [{p} + 8]",
+            p = in(reg) block.as_ptr(),
+            x = out(xmm_reg) x,
+            options(nostack, readonly, preserves_flags)
+        );
+    }
+    x
+}
+
+/// [`load_halves`] in VEX form (`vmovq`, `vmovhps`), for the VAES kernels:
+/// it zeroes the register's upper lanes instead of merging into them, so
+/// there is no dependency on an old ymm/zmm value (nor, on Intel, a
+/// penalty for legacy SSE code beside dirty upper halves).
+///
+/// # Safety
+/// AVX was detected.
+#[inline(always)]
+pub(crate) unsafe fn load_halves_vex(block: &Block) -> __m128i {
+    let x: __m128i;
+    // SAFETY: AVX was detected (caller); reads the 16 bytes of `block` (two
+    // 8-byte loads, no alignment needed); writes only `x`.
+    unsafe {
+        core::arch::asm!(
+            "vmovq {x}, qword ptr [{p}]",
+            "vmovhps {x}, {x}, qword ptr [{p} + 8]",
+            p = in(reg) block.as_ptr(),
+            x = out(xmm_reg) x,
+            options(nostack, readonly, preserves_flags)
+        );
+    }
+    x
 }
 
 #[inline(always)]

@@ -644,7 +644,8 @@ fn ctr<const R: usize, const LOW32: bool>(keys: &RoundKeys, counter: &Block, mut
     let (src, dst) = io.ptrs();
     let rk = round_keys::<R>(keys);
     let bswap = bswap_mask();
-    let first = aesni::load_halves(counter);
+    // SAFETY: this kernel runs only where AVX was detected.
+    let first = unsafe { aesni::load_halves_vex(counter) };
     let first = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(first), bswap);
     // Lane k holds counter + i + k for the next block i.
     let lanes = if LOW32 {

@@ -490,13 +490,15 @@ fn tail_keystream<F: FnMut(usize)>(
     between: F,
 ) -> [__m256i; 16] {
     let mut out = [_mm256_setzero_si256(); 16];
+    if n > 384 {
+        return blocks8(x, between);
+    }
     let mut init = [_mm_setzero_si128(); 4];
     state_rows(state, &mut init);
     match n {
         0..=128 => out[..12].copy_from_slice(&rows::<1, F>(&init, between)),
         129..=256 => out[..12].copy_from_slice(&rows::<2, F>(&init, between)),
-        257..=384 => out[..12].copy_from_slice(&rows::<3, F>(&init, between)),
-        _ => out = blocks8(x, between),
+        _ => out[..12].copy_from_slice(&rows::<3, F>(&init, between)),
     }
     init.zeroize();
     out

@@ -234,13 +234,16 @@ fn aead<const SEAL: bool>(
         };
         let mut init = [_mm_setzero_si128(); 4];
         message_rows(key, nonce, &mut init);
-        let tag = if len <= 3 * 64 {
-            short(&mut rows::<1, 4, _>(&init, &mut ()))
+        // The key rows are wiped as soon as the keystream is made.
+        return if len <= 3 * 64 {
+            let mut ks = rows::<1, 4, _>(&init, &mut ());
+            init.zeroize();
+            short(&mut ks)
         } else {
-            short(&mut rows::<2, 8, _>(&init, &mut ()))
+            let mut ks = rows::<2, 8, _>(&init, &mut ());
+            init.zeroize();
+            short(&mut ks)
         };
-        init.zeroize();
-        return tag;
     }
 
     let mut state = chacha20_soft::state(key, 0, nonce);

@@ -346,7 +346,8 @@ pub(super) fn ctr<const R: usize, const LOW32: bool>(
 ) {
     let (src, dst) = io.ptrs();
     let bswap = bswap_mask();
-    let first = aesni::load_halves(counter);
+    // SAFETY: this kernel runs only where AVX was detected.
+    let first = unsafe { aesni::load_halves_vex(counter) };
     let first = _mm_shuffle_epi8(first, _mm256_castsi256_si128(bswap));
     // Lane 0 holds counter + i, lane 1 counter + i + 1, for the next block i.
     let lane1 = if LOW32 {

@@ -273,9 +273,10 @@ pub(super) fn message_rows(key: &[u32; 8], nonce: &[u32; 3], rows: &mut Rows) {
         k1,
         _mm_setr_epi32(0, n(0), n(1), n(2)),
     ];
-    // Volatile stores: `rows` stays memory that LLVM reads the rows from
-    // again (rather than keep the key rows in registers and spill them to
-    // stack slots nobody wipes).
+    // Volatile stores: the rows are written to the caller's memory, which
+    // it wipes, not kept only in registers. (`rows` reads them once and,
+    // with 32 zmm registers, holds the key rows through the rounds without
+    // spilling them; `tests/stack_residue.rs` checks.)
     for (r, v) in rows.iter_mut().zip(values) {
         // SAFETY: `r` is valid for writes.
         unsafe { core::ptr::write_volatile(r, v) };
