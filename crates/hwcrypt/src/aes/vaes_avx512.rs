@@ -323,8 +323,8 @@ fn xts<const R: usize, const DEC: bool>(
 ) {
     let (src, dst) = io.ptrs();
     let (unit_src, unit_dst) = (src, dst);
-    // SAFETY: `tweak` is 16 readable bytes.
-    let mut t0 = unsafe { _mm_loadu_si128(tweak.as_ptr().cast()) };
+    // SAFETY: this kernel runs only where AVX was detected.
+    let mut t0 = unsafe { aesni::load_halves_vex(tweak) };
     if let Some(k2) = tweak_key {
         t0 = cipher1::<R>(k2, t0);
     }
@@ -554,8 +554,8 @@ fn ecb<const R: usize, const DEC: bool>(keys: &RoundKeys, mut io: InOut<'_>) {
 fn cbc_dec<const R: usize>(keys: &RoundKeys, chain: &mut Block, mut io: InOut<'_>) {
     let (src, dst) = io.ptrs();
     let rk = round_keys::<R>(keys);
-    // SAFETY: `chain` is 16 readable bytes.
-    let mut last = _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(chain.as_ptr().cast()) });
+    // SAFETY: this kernel runs only where AVX was detected.
+    let mut last = _mm512_broadcast_i32x4(unsafe { aesni::load_halves_vex(chain) });
     macro_rules! chunk {
         ($n:literal, $at:expr) => {{
             // SAFETY: the ladder keeps `$at + 64 * $n <= io.len()`, and the

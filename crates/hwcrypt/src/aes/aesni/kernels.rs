@@ -225,8 +225,7 @@ pub(super) unsafe fn cbc_dec<const R: usize>(
     blocks: usize,
 ) {
     let k = keys;
-    // SAFETY: `chain` is 16 readable bytes.
-    let mut prev = unsafe { load(chain) };
+    let mut prev = load_halves(chain);
     batches!(blocks, src, dst, N => {
         // SAFETY: this batch's `N` blocks are in bounds (kernel contract).
         let c = unsafe { load_n::<N>(src) };
@@ -260,8 +259,7 @@ pub(super) unsafe fn cfb_dec<const R: usize>(
     blocks: usize,
 ) {
     let k = keys;
-    // SAFETY: `register` is 16 readable bytes.
-    let mut prev = unsafe { load(register) };
+    let mut prev = load_halves(register);
     batches!(blocks, src, dst, N => {
         // SAFETY: this batch's `N` blocks are in bounds (kernel contract).
         let c = unsafe { load_n::<N>(src) };
@@ -416,8 +414,8 @@ pub(super) unsafe fn cbc_enc<const R: usize>(
     }
     let k = keys;
     let last_first = _mm_xor_si128(k.key(R), k.key(0));
-    // SAFETY: `chain` is 16 readable bytes; block 0 is in bounds (kernel contract).
-    let mut x = [_mm_xor_si128(unsafe { load(chain) }, unsafe {
+    // SAFETY: block 0 is in bounds (kernel contract).
+    let mut x = [_mm_xor_si128(load_halves(chain), unsafe {
         load_at(src, 0)
     })];
     x[0] = _mm_xor_si128(x[0], k.key(0));
@@ -455,8 +453,7 @@ pub(super) unsafe fn cfb_enc<const R: usize>(
     blocks: usize,
 ) {
     let k = keys;
-    // SAFETY: `register` is 16 readable bytes.
-    let mut x = [_mm_xor_si128(unsafe { load(register) }, k.key(0))];
+    let mut x = [_mm_xor_si128(load_halves(register), k.key(0))];
     for i in 0..blocks {
         rounds!(@middle _mm_aesenc_si128, R, k, x);
         // SAFETY: block `i < blocks` is in bounds (kernel contract).
@@ -485,8 +482,7 @@ pub(super) unsafe fn ofb<const R: usize>(
 ) {
     let k = keys;
     let last_first = _mm_xor_si128(k.key(R), k.key(0));
-    // SAFETY: `register` is 16 readable bytes.
-    let mut x = [_mm_xor_si128(unsafe { load(register) }, k.key(0))];
+    let mut x = [_mm_xor_si128(load_halves(register), k.key(0))];
     for i in 0..blocks {
         rounds!(@middle _mm_aesenc_si128, R, k, x);
         // SAFETY: block `i < blocks` is in bounds (kernel contract).
@@ -570,8 +566,7 @@ macro_rules! xts_kernel {
             blocks: usize,
         ) {
             let k = keys;
-            // SAFETY: `tweak` is 16 readable bytes.
-            let mut t0 = unsafe { load(tweak) };
+            let mut t0 = load_halves(tweak);
             if let Some(k2) = tweak_key {
                 t0 = _mm_xor_si128(t0, k2.key(0));
                 for r in 1..R {

@@ -109,8 +109,8 @@ macro_rules! xts_kernel {
             mut io: InOut<'_>,
         ) {
             let (src, dst) = io.ptrs();
-            // SAFETY: `tweak` is 16 readable bytes.
-            let mut t0 = unsafe { load1(tweak.as_ptr()) };
+            // SAFETY: this kernel runs only where AVX was detected.
+            let mut t0 = unsafe { aesni::load_halves_vex(tweak) };
             if let Some(k2) = tweak_key {
                 t0 = cipher1::<R, false>(k2, t0, _mm_setzero_si128());
             }
