@@ -407,8 +407,9 @@ impl<T: Schedule> Clone for SecretBox<T> {
     fn clone(&self) -> SecretBox<T> {
         let copy = Self::allocate();
         // SAFETY: both are valid for `size_of::<T>()` bytes and do not
-        // overlap (a fresh or kept allocation, not `self`'s); a byte copy of a `Schedule` is an
-        // independent valid value, and it met the same invariants as `self`.
+        // overlap (a fresh or kept allocation, not `self`'s); a byte copy
+        // of a `Schedule` is an independent valid value, and it met the
+        // same invariants as `self`.
         unsafe { core::ptr::copy_nonoverlapping(self.ptr.as_ptr(), copy.ptr.as_ptr(), 1) };
         copy
     }
@@ -523,9 +524,9 @@ impl<T: Schedule> Drop for SecretBox<T> {
 }
 
 /// Homes of dropped keys, kept by the thread that dropped them for its
-/// next key of the same size and alignment. A key made and dropped per connection or per record
-/// (the fixed cost issue 17 is about) otherwise pays `malloc` and `free`
-/// each time: more than half of a ChaCha20-Poly1305 key's 13 ns and about
+/// next key of the same size and alignment. A key made and dropped per
+/// connection or per record (the fixed cost issue 17 is about) otherwise
+/// pays `malloc` and `free` each time: more than half of a ChaCha20-Poly1305 key's 13 ns and about
 /// a fifth of an AES key's (AMD Zen 4). A kept home was wiped (its `T`
 /// zeroed) before it was kept, so [`SecretBox::zeroed`] takes it as it is.
 /// At most [`KEPT`](kept::KEPT) homes per thread; they are freed when the
