@@ -327,13 +327,15 @@ fn blocks8<F: FnMut(usize)>(init: &State8, mut between: F) -> [__m256i; 16] {
 /// Longest message the short path takes: 6 blocks, less block 0.
 const SHORT_MAX: usize = 5 * 64;
 
-/// The four rows of a ChaCha20 state, one register each.
-type Rows = [__m128i; 4];
+/// The four rows of a ChaCha20 state, one register each (the row-layout
+/// short paths of this backend and of `avx512`).
+pub(super) type Rows = [__m128i; 4];
 
-/// Writes the rows of `state` into `rows`.
+/// Writes the rows of `state` into `rows`. SSE2 only (part of x86_64), so
+/// both vector backends use it.
 #[inline]
-#[target_feature(enable = "avx2")]
-fn state_rows(state: &[u32; 16], rows: &mut Rows) {
+#[target_feature(enable = "sse2")]
+pub(super) fn state_rows(state: &[u32; 16], rows: &mut Rows) {
     for (i, r) in rows.iter_mut().enumerate() {
         // SAFETY: 16 of the 64 bytes of `state`; `r` is valid for writes.
         unsafe { core::ptr::write_volatile(r, _mm_loadu_si128(state[4 * i..].as_ptr().cast())) };
@@ -344,10 +346,11 @@ fn state_rows(state: &[u32; 16], rows: &mut Rows) {
 /// `rows` (the caller's memory, which it wipes), made in registers: the
 /// caller wrote the nonce words just before, with narrower stores than a
 /// row, and a 16-byte load of them would wait for those stores to reach the
-/// cache (a failed store-to-load forward, ~10% of a 16-byte message).
+/// cache (a failed store-to-load forward, ~10% of a 16-byte message). SSE2
+/// only, for both vector backends.
 #[inline]
-#[target_feature(enable = "avx2")]
-fn message_rows(key: &[u32; 8], nonce: &[u32; 3], rows: &mut Rows) {
+#[target_feature(enable = "sse2")]
+pub(super) fn message_rows(key: &[u32; 8], nonce: &[u32; 3], rows: &mut Rows) {
     let s = chacha20_soft::SIGMA;
     let word = |w: u32| w as i32;
     // One 4-byte load per nonce word (volatile, so that LLVM does not merge
@@ -367,9 +370,11 @@ fn message_rows(key: &[u32; 8], nonce: &[u32; 3], rows: &mut Rows) {
         k1,
         _mm_setr_epi32(0, n(0), n(1), n(2)),
     ];
-    // Volatile stores: `rows` stays memory that LLVM reads the rows from
-    // again (rather than keep the key rows in registers and spill them to
-    // stack slots nobody wipes).
+    // Volatile stores: the rows are written to the caller's memory, which it
+    // wipes, not kept only in registers. (This backend's `rows` reads the key
+    // rows back from it per set, with volatile loads, rather than hold them
+    // and spill them; `avx512`'s, with 32 zmm registers, reads them once and
+    // holds them without spilling. `tests/stack_residue.rs` checks both.)
     for (r, v) in rows.iter_mut().zip(values) {
         // SAFETY: `r` is valid for writes.
         unsafe { core::ptr::write_volatile(r, v) };
@@ -456,17 +461,12 @@ fn rows<const SETS: usize, F: FnMut(usize)>(init: &Rows, mut between: F) -> [__m
         }
         between(i);
     }
-    // The initial rows again, from memory: rows 1 and 2 are the key, and
-    // held across the rounds they would be spilled to unwiped stack slots.
-    // Volatile, so the loads are not merged with the first ones.
-    let row_again = |i: usize| {
-        // SAFETY: `init[i / 4]` is a valid `__m128i` (`i <= 12`).
-        _mm256_broadcastsi128_si256(unsafe { core::ptr::read_volatile(&init[i / 4]) })
-    };
+    // The key rows again, from memory (`row` reads volatile), once per set:
+    // held across the rounds, or for all sets, they were spilled to unwiped
+    // stack slots.
     let mut out = [_mm256_setzero_si256(); 12];
     for s in 0..SETS {
-        // Loaded per set: held for all sets, they were spilled.
-        let (b0, c0) = (row_again(4), row_again(8));
+        let (b0, c0) = (row(4), row(8));
         let (a, b) = (_mm256_add_epi32(a[s], a0), _mm256_add_epi32(b[s], b0));
         let (c, d) = (_mm256_add_epi32(c[s], c0), _mm256_add_epi32(d[s], d0[s]));
         // Low halves: block 2s; high halves: block 2s + 1.

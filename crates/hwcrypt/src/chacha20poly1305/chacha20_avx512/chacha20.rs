@@ -7,6 +7,7 @@
 #![allow(unsafe_code)]
 
 use super::*;
+pub(super) use crate::chacha20poly1305::chacha20_avx2::{Rows, message_rows, state_rows};
 
 // ---------------------------------------------------------------------------
 // ChaCha20: safe `#[target_feature]` helpers, inlined into the kernels.
@@ -231,56 +232,6 @@ pub(super) fn blocks20<B: Between>(
         _mm512_add_epi32(d, d0),
     ]));
     out
-}
-
-/// The four rows of a ChaCha20 state, one register each.
-pub(super) type Rows = [__m128i; 4];
-
-/// Writes the rows of `state` into `rows`.
-#[inline]
-#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
-pub(super) fn state_rows(state: &[u32; 16], rows: &mut Rows) {
-    for (i, r) in rows.iter_mut().enumerate() {
-        // SAFETY: 16 of the 64 bytes of `state`; `r` is valid for writes.
-        unsafe { core::ptr::write_volatile(r, _mm_loadu_si128(state[4 * i..].as_ptr().cast())) };
-    }
-}
-
-/// Writes the rows of the state at block 0 for `key` and `nonce` into
-/// `rows` (the caller's memory, which it wipes), made in registers: the
-/// caller wrote the nonce words just before, with narrower stores than a
-/// row, and a 16-byte load of them would wait for those stores to reach the
-/// cache (a failed store-to-load forward, ~10% of a 16-byte message).
-#[inline]
-#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
-pub(super) fn message_rows(key: &[u32; 8], nonce: &[u32; 3], rows: &mut Rows) {
-    let s = chacha20_soft::SIGMA;
-    let word = |w: u32| w as i32;
-    // One 4-byte load per nonce word (volatile, so that LLVM does not merge
-    // them into a wider load that spans two of the caller's stores).
-    // SAFETY: each reads one word of `nonce`.
-    let n = |i: usize| word(unsafe { core::ptr::read_volatile(&nonce[i]) });
-    // SAFETY: 16 of the 32 bytes of `key` each.
-    let (k0, k1) = unsafe {
-        (
-            _mm_loadu_si128(key.as_ptr().cast()),
-            _mm_loadu_si128(key[4..].as_ptr().cast()),
-        )
-    };
-    let values = [
-        _mm_setr_epi32(word(s[0]), word(s[1]), word(s[2]), word(s[3])),
-        k0,
-        k1,
-        _mm_setr_epi32(0, n(0), n(1), n(2)),
-    ];
-    // Volatile stores: the rows are written to the caller's memory, which
-    // it wipes, not kept only in registers. (`rows` reads them once and,
-    // with 32 zmm registers, holds the key rows through the rounds without
-    // spilling them; `tests/stack_residue.rs` checks.)
-    for (r, v) in rows.iter_mut().zip(values) {
-        // SAFETY: `r` is valid for writes.
-        unsafe { core::ptr::write_volatile(r, v) };
-    }
 }
 
 /// `4 * SETS` ChaCha20 blocks (counters `init[3]`'s first word + `0..4 *
