@@ -19,9 +19,20 @@ pub(crate) struct CipherCtx {
     prov: *const ProvCtx,
     alg: &'static AlgInfo,
     cipher: Box<dyn Cipher>,
+    /// Bytes processed and not yet added to the provider's total.
+    uncounted: u64,
 }
 
 impl CipherCtx {
+    /// Counts `n` bytes, adding them to the provider's total in batches.
+    #[inline(always)]
+    fn count(&mut self, n: usize) {
+        self.uncounted += n as u64;
+        if self.uncounted >= ciphers::COUNT_FLUSH {
+            ciphers::count_bytes(core::mem::take(&mut self.uncounted));
+        }
+    }
+
     fn fail(&self, reason: Reason) -> c_int {
         if reason != Reason::Silent {
             raise(self.prov, reason);
@@ -104,6 +115,7 @@ unsafe extern "C" fn newctx<const I: usize>(provctx: *mut c_void) -> *mut c_void
             prov: provctx as *const ProvCtx,
             alg,
             cipher: (alg.new)(alg),
+            uncounted: 0,
         };
         Box::into_raw(Box::new(ctx)) as *mut c_void
     })
@@ -114,7 +126,9 @@ unsafe extern "C" fn freectx(vctx: *mut c_void) {
         if !vctx.is_null() {
             // SAFETY: `vctx` came from `Box::into_raw` in newctx/dupctx and
             // libcrypto frees it once. The cipher's Drop wipes the keys.
-            drop(unsafe { Box::from_raw(vctx as *mut CipherCtx) });
+            let c = unsafe { Box::from_raw(vctx as *mut CipherCtx) };
+            ciphers::count_bytes(c.uncounted);
+            drop(c);
         }
     })
 }
@@ -129,6 +143,7 @@ unsafe extern "C" fn dupctx(vctx: *mut c_void) -> *mut c_void {
             prov: c.prov,
             alg: c.alg,
             cipher: c.cipher.box_clone(),
+            uncounted: 0,
         };
         Box::into_raw(Box::new(copy)) as *mut c_void
     })
@@ -231,7 +246,13 @@ unsafe fn run(
             Err(r) => c.fail(r),
         };
     }
-    let out_len = if raw { inl } else { c.cipher.update_len(inl) };
+    // A cipher of block size 1 writes as many bytes as it reads; only a
+    // block cipher's update (ECB) buffers, and asks its cipher.
+    let out_len = if raw || c.alg.block_size == 1 {
+        inl
+    } else {
+        c.cipher.update_len(inl)
+    };
     if outsize < out_len {
         return c.fail(Reason::OutputBufferTooSmall);
     }
@@ -248,7 +269,7 @@ unsafe fn run(
     };
     match r {
         Ok(n) => {
-            ciphers::count_bytes(inl);
+            c.count(inl);
             set_outl(n);
             1
         }

@@ -275,7 +275,17 @@ unsafe fn store_n<const N: usize>(p: *mut u8, x: [__m512i; N]) {
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes")]
 fn xts1<const R: usize, const DEC: bool>(rk: &[__m512i; 15], x: __m128i, t: __m128i) -> __m128i {
-    let key = |r: usize| _mm512_castsi512_si128(rk[r]);
+    xts1_with::<R, DEC>(|r| _mm512_castsi512_si128(rk[r]), x, t)
+}
+
+/// [`xts1`] with round key `r` from `key(r)`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes")]
+fn xts1_with<const R: usize, const DEC: bool>(
+    key: impl Fn(usize) -> __m128i,
+    x: __m128i,
+    t: __m128i,
+) -> __m128i {
     let mut x = _mm_ternarylogic_epi64::<0x96>(x, t, key(0));
     for r in 1..R {
         x = if DEC {
@@ -327,6 +337,29 @@ fn xts<const R: usize, const DEC: bool>(
     let mut t0 = unsafe { aesni::load_halves_vex(tweak) };
     if let Some(k2) = tweak_key {
         t0 = cipher1::<R>(k2, t0);
+    }
+    if io.len() <= 128 && io.len().is_multiple_of(16) {
+        // Up to eight whole blocks: on xmm, one tweak after the other, with
+        // the round keys read from the schedule, instead of broadcasting it
+        // and building 32 tweaks (a third of a 16-byte unit's time went
+        // there; measured faster up to 128 bytes through the provider).
+        let key = |r: usize| {
+            // SAFETY: the 16 readable, 16-byte aligned bytes of `keys.0[r]`.
+            unsafe { _mm_load_si128(keys.0[r].as_ptr().cast()) }
+        };
+        for b in 0..io.len() / 16 {
+            // SAFETY: block `b` is in bounds (`16 * b + 16 <= io.len()`);
+            // its load precedes its store (in place, src == dst).
+            unsafe {
+                let d = _mm_loadu_si128(src.add(16 * b).cast());
+                let x = xts1_with::<R, DEC>(key, d, t0);
+                _mm_storeu_si128(dst.add(16 * b).cast(), x);
+            }
+            t0 = mul_x1(t0);
+        }
+        // SAFETY: `tweak` is 16 writable bytes.
+        unsafe { _mm_storeu_si128(tweak.as_mut_ptr().cast(), t0) };
+        return;
     }
     let mut tw = first_tweaks(t0);
     let rk = round_keys::<R>(keys);
@@ -770,7 +803,7 @@ impl AesKernels for Key {
                 let low = u64::from_be_bytes(counter[8..].try_into().unwrap_or([0; 8]));
                 if let Some(next) = low.checked_add(blocks as u64) {
                     by_rounds!(self, ctr::<_, false>(self.enc(), counter, io));
-                    counter[8..].copy_from_slice(&next.to_be_bytes());
+                    super::set_counter_low64(counter, next);
                     return;
                 }
                 // The kernel adds to the low 64 bits without carrying: split

@@ -28,6 +28,7 @@ use zeroize::Zeroize;
 /// assert_eq!(&data, b"any length, any split");
 /// # Ok::<(), hwcrypt::Error>(())
 /// ```
+#[derive(Clone)]
 pub struct Ctr<K = Aes> {
     aes: K,
     width: CounterWidth,
@@ -63,6 +64,33 @@ impl<K: Borrow<Aes>> Ctr<K> {
             used: 0,
             position: 0,
         })
+    }
+
+    /// Starts over at `initial_counter` with the same key, as a new `Ctr`
+    /// would: position 0, no partial keystream block pending. A connection
+    /// that sends one message per IV keeps one `Ctr` and restarts it.
+    ///
+    /// ```
+    /// use hwcrypt::{aes::Aes, modes::Ctr};
+    /// let mut ctr = Ctr::new(Aes::new(&[1u8; 16])?, &[0u8; 16])?;
+    /// let mut a = [0u8; 20];
+    /// ctr.apply_keystream(&mut a)?;
+    /// ctr.restart(&[9u8; 16])?;
+    /// let mut b = [0u8; 20];
+    /// ctr.apply_keystream(&mut b)?;
+    /// let mut fresh = Ctr::new(Aes::new(&[1u8; 16])?, &[9u8; 16])?;
+    /// let mut c = [0u8; 20];
+    /// fresh.apply_keystream(&mut c)?;
+    /// assert_eq!(b, c);
+    /// # Ok::<(), hwcrypt::Error>(())
+    /// ```
+    pub fn restart(&mut self, initial_counter: &[u8]) -> Result<()> {
+        let initial = block_iv(initial_counter)?;
+        self.initial = initial;
+        self.counter = initial;
+        self.used = 0;
+        self.position = 0;
+        Ok(())
     }
 
     /// XORs the keystream into `buf`; [`Error::KeystreamExhausted`] (and
@@ -174,6 +202,35 @@ impl<K: Borrow<Aes>> Ctr<K> {
         }
         // check_room made sure this does not overflow.
         self.position += len as u128;
+    }
+}
+
+impl Ctr<Aes> {
+    /// Replaces the key in place ([`Aes::rekey`]: no allocation). The
+    /// keystream goes on from the next counter block under the new key,
+    /// which becomes position 0 (a partial keystream block still pending
+    /// under the old key is dropped).
+    ///
+    /// ```
+    /// use hwcrypt::{aes::Aes, modes::Ctr};
+    /// let mut ctr = Ctr::new(Aes::new(&[1u8; 16])?, &[0u8; 16])?;
+    /// let mut a = [0u8; 20]; // two blocks made, 12 bytes left unused
+    /// ctr.apply_keystream(&mut a)?;
+    /// ctr.rekey(&[2u8; 32])?;
+    /// assert_eq!(ctr.next_counter()[15], 2);
+    /// let mut b = [0u8; 16];
+    /// ctr.apply_keystream(&mut b)?;
+    /// let mut counter = [0u8; 16];
+    /// counter[15] = 2;
+    /// let mut c = [0u8; 16];
+    /// Ctr::new(Aes::new(&[2u8; 32])?, &counter)?.apply_keystream(&mut c)?;
+    /// assert_eq!(b, c);
+    /// # Ok::<(), hwcrypt::Error>(())
+    /// ```
+    pub fn rekey(&mut self, key: &[u8]) -> Result<()> {
+        self.aes.rekey(key)?;
+        let next = self.counter;
+        self.restart(&next)
     }
 }
 

@@ -20,6 +20,20 @@ use super::*;
 // beside.
 // ---------------------------------------------------------------------------
 
+/// One tweak times x, without a branch: each qword shifted left by one,
+/// the low qword's top bit carried into the high qword and the high
+/// qword's top bit reduced as 0x87 into the low one (the dword signs,
+/// shuffled to the qword they go to and masked).
+#[inline]
+#[target_feature(enable = "avx2,vaes,aes")]
+pub(super) fn xts_mul_x1(t: __m128i) -> __m128i {
+    let tops = _mm_shuffle_epi32::<0x13>(_mm_srai_epi32::<31>(t));
+    _mm_xor_si128(
+        _mm_slli_epi64::<1>(t),
+        _mm_and_si128(tops, _mm_set_epi32(0, 1, 0, 0x87)),
+    )
+}
+
 /// `c * 0x87` for `c` < 2^16 in the low 64 bits of each lane (the high 64
 /// bits zero): the reduction of the bits shifted out of a tweak.
 #[inline]
@@ -113,6 +127,24 @@ macro_rules! xts_kernel {
             let mut t0 = unsafe { aesni::load_halves_vex(tweak) };
             if let Some(k2) = tweak_key {
                 t0 = cipher1::<R, false>(k2, t0, _mm_setzero_si128());
+            }
+            if io.len() <= 48 {
+                // One to three blocks: on xmm, one tweak after the other,
+                // without building the sixteen tweaks of the ymm path
+                // (through the provider: +35% at 16 B; from 128 B on the
+                // ymm path is faster).
+                for b in 0..io.len() / 16 {
+                    // SAFETY: block `b` is in bounds (`16 * b + 16 <=
+                    // io.len()`); its load precedes its store (in place).
+                    unsafe {
+                        let x = _mm_xor_si128(load1(src.add(16 * b)), t0);
+                        store1(dst.add(16 * b), cipher1::<R, DEC>(keys, x, t0));
+                    }
+                    t0 = xts_mul_x1(t0);
+                }
+                // SAFETY: `tweak` is 16 writable bytes.
+                unsafe { store1(tweak.as_mut_ptr(), t0) };
+                return;
             }
             // The main loop keeps the eight tweak registers, and each
             // block pair's last-round key (k_R ^ tweak), in memory: loaded
