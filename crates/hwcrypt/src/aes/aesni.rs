@@ -201,42 +201,6 @@ pub(crate) unsafe fn load_halves_vex(block: &Block) -> __m128i {
     load_halves(block)
 }
 
-/// Writes `value` over `block` with one 16-byte store, where Rust would
-/// write a block computed in general registers as two 8-byte stores. A
-/// later 16-byte load of the block (a copy of it, the next message's
-/// counter) is then forwarded from the store buffer; after two 8-byte
-/// stores it waits until they reach the cache ([`load_halves`]).
-#[cfg(not(miri))]
-#[inline(always)]
-pub(crate) fn store_whole(block: &mut Block, value: Block) {
-    let (lo, hi) = value.split_at(8);
-    let lo = u64::from_ne_bytes(lo.try_into().unwrap_or_default());
-    let hi = u64::from_ne_bytes(hi.try_into().unwrap_or_default());
-    // SAFETY: writes the 16 bytes of `block` (no alignment needed) and two
-    // scratch xmm registers; SSE2 is part of x86_64.
-    unsafe {
-        core::arch::asm!(
-            "movq {x}, {lo}",
-            "movq {y}, {hi}",
-            "punpcklqdq {x}, {y}",
-            "movups xmmword ptr [{p}], {x}",
-            p = in(reg) block.as_mut_ptr(),
-            lo = in(reg) lo,
-            hi = in(reg) hi,
-            x = out(xmm_reg) _,
-            y = out(xmm_reg) _,
-            options(nostack, preserves_flags)
-        );
-    }
-}
-
-/// Miri runs no inline assembly: the same bytes.
-#[cfg(miri)]
-#[inline(always)]
-pub(crate) fn store_whole(block: &mut Block, value: Block) {
-    *block = value;
-}
-
 #[inline(always)]
 unsafe fn store(block: &mut Block, x: __m128i) {
     // SAFETY: `block` is 16 writable bytes; unaligned stores are allowed.

@@ -135,46 +135,18 @@ pub enum CounterWidth {
 
 impl CounterWidth {
     /// Adds `n` blocks to `counter` with this width's carry rule.
-    ///
-    /// The block is written back whole, with one 16-byte store: the next
-    /// reader (the next message's kernel, a copy in `Ctr::next_counter`)
-    /// loads it whole, and a load over narrower stores is not forwarded.
-    #[inline]
     pub(crate) fn add(self, counter: &mut Block, n: u128) {
-        let mut next = *counter;
         match self {
             CounterWidth::Full128 => {
-                next = u128::from_be_bytes(next).wrapping_add(n).to_be_bytes();
+                *counter = u128::from_be_bytes(*counter).wrapping_add(n).to_be_bytes();
             }
             CounterWidth::Low32 => {
-                let low = u32::from_be_bytes([next[12], next[13], next[14], next[15]]);
+                let low = u32::from_be_bytes([counter[12], counter[13], counter[14], counter[15]]);
                 // Truncation is the point: the counter wraps at 2^32.
                 let low = low.wrapping_add(n as u32);
-                next[12..].copy_from_slice(&low.to_be_bytes());
+                counter[12..].copy_from_slice(&low.to_be_bytes());
             }
         }
-        write_whole(counter, next);
-    }
-}
-
-/// Sets bytes 8..16 of `counter` to `low` (big-endian), writing the block
-/// whole as [`CounterWidth::add`] does.
-#[inline(always)]
-pub(crate) fn set_counter_low64(counter: &mut Block, low: u64) {
-    let mut next = *counter;
-    next[8..].copy_from_slice(&low.to_be_bytes());
-    write_whole(counter, next);
-}
-
-/// `*block = value` as one 16-byte store where the CPU has one
-/// ([`aesni::store_whole`]).
-#[inline(always)]
-fn write_whole(block: &mut Block, value: Block) {
-    #[cfg(target_arch = "x86_64")]
-    aesni::store_whole(block, value);
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        *block = value;
     }
 }
 

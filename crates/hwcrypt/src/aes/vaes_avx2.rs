@@ -234,7 +234,7 @@ impl AesKernels for Key {
                 let low = u64::from_be_bytes(counter[8..].try_into().unwrap_or([0; 8]));
                 if let Some(next) = low.checked_add(blocks as u64) {
                     by_rounds!(self, ctr::<_, false>(self.enc(), counter, io));
-                    super::set_counter_low64(counter, next);
+                    counter[8..].copy_from_slice(&next.to_be_bytes());
                     return;
                 }
                 // The kernel adds to the low 64 bits without carrying: split
