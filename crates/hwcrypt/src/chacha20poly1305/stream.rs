@@ -40,8 +40,9 @@ use zeroize::Zeroize;
 /// ChaCha20 block size in bytes.
 const CHACHA_BLOCK: usize = 64;
 
-/// Keystream bytes a stream can hold: one block, or (right after an AEAD
-/// `start`) blocks 1..4, made in the same pass as the Poly1305 key.
+/// Keystream bytes a stream can hold: up to four blocks, what the avx512
+/// engine makes in its shortest pass (right after an AEAD `start`, blocks
+/// 1..4, made in the same pass as the Poly1305 key).
 const BUFFERED: usize = 4 * CHACHA_BLOCK;
 
 /// Buffered keystream bytes. A `Copy` newtype so that zeroize wipes it with
@@ -75,6 +76,11 @@ struct Keystream {
     /// ChaCha20) instead of wrapping (RFC 8439, where the length limit
     /// keeps it from wrapping).
     carry: bool,
+    /// Bytes of keystream one refill of the buffer makes (whole blocks,
+    /// at most [`BUFFERED`]): the engine's shortest pass for an AEAD
+    /// message, so a run of short pieces (16-byte `EVP_EncryptUpdate`s)
+    /// pays one pass per four blocks instead of one per block.
+    refill: usize,
 }
 
 impl Keystream {
@@ -86,6 +92,7 @@ impl Keystream {
             used: 0,
             end: 0,
             carry,
+            refill: CHACHA_BLOCK,
         }
     }
 
@@ -98,37 +105,42 @@ impl Keystream {
         }
     }
 
-    /// XORs the keystream into `io`.
+    /// XORs the keystream into `io`: the buffered rest first, then a
+    /// pass's worth or more straight from the state, and anything shorter
+    /// through a refilled buffer.
     fn apply(&mut self, mut io: InOut<'_>) {
-        if self.used < self.end && !io.is_empty() {
-            let take = (self.end - self.used).min(io.len());
-            let (mut head, rest) = io.split_at(take);
-            head.xor_keystream(&self.block.0[self.used..self.used + take]);
-            self.used += take;
-            io = rest;
-        }
-        while io.len() >= CHACHA_BLOCK {
+        loop {
+            if self.used < self.end && !io.is_empty() {
+                let take = (self.end - self.used).min(io.len());
+                let (mut head, rest) = io.split_at(take);
+                head.xor_keystream(&self.block.0[self.used..self.used + take]);
+                self.used += take;
+                io = rest;
+            }
+            if io.is_empty() {
+                return;
+            }
             // The kernels wrap the 32-bit counter; stop at the wrap so the
             // carry (or, for the AEAD, nothing: its limit keeps below it)
-            // happens here.
+            // happens here. `room` >= 1.
             let room = (1u64 << 32) - u64::from(self.state[12]);
-            let blocks = ((io.len() / CHACHA_BLOCK) as u64).min(room);
-            let (body, rest) = io.split_at(blocks as usize * CHACHA_BLOCK);
-            self.engine.xor_keystream(&self.state, body);
-            self.advance(blocks as u32);
-            io = rest;
-        }
-        if !io.is_empty() {
-            self.block.zeroize();
-            self.engine.xor_keystream(
-                &self.state,
-                InOut::InPlace(&mut self.block.0[..CHACHA_BLOCK]),
-            );
-            self.advance(1);
-            let n = io.len();
-            io.xor_keystream(&self.block.0[..n]);
-            self.used = n;
-            self.end = CHACHA_BLOCK;
+            if io.len() >= self.refill.max(CHACHA_BLOCK) {
+                let blocks = ((io.len() / CHACHA_BLOCK) as u64).min(room);
+                let (body, rest) = io.split_at(blocks as usize * CHACHA_BLOCK);
+                self.engine.xor_keystream(&self.state, body);
+                self.advance(blocks as u32);
+                io = rest;
+            } else {
+                let blocks = ((self.refill / CHACHA_BLOCK) as u64).min(room) as usize;
+                self.block.zeroize();
+                self.engine.xor_keystream(
+                    &self.state,
+                    InOut::InPlace(&mut self.block.0[..blocks * CHACHA_BLOCK]),
+                );
+                self.advance(blocks as u32);
+                self.used = 0;
+                self.end = blocks * CHACHA_BLOCK;
+            }
         }
     }
 
@@ -467,6 +479,7 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
         poly_key.zeroize();
         ks.used = CHACHA_BLOCK;
         ks.end = first;
+        ks.refill = first;
         ks.advance((first / CHACHA_BLOCK) as u32);
         m.aad_len = 0;
         m.text_len = 0;
@@ -556,18 +569,38 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
             m.pad();
         }
         self.phase = next;
-        // A piece longer than the whole blocks buffered at `start` runs on
-        // the stitched kernel from the first of them instead.
+        // The rest of the keystream block in progress (buffered: `end` is
+        // a whole number of blocks).
+        let used = m.keystream.used;
+        let in_block = if used.is_multiple_of(CHACHA_BLOCK) {
+            0
+        } else {
+            CHACHA_BLOCK - used % CHACHA_BLOCK
+        };
+        let first = in_block.min(io.len());
+        let (head, rest) = io.split_at(first);
+        m.edge(encrypt, head);
+        // Whole buffered blocks serve a piece that fits in them, or one too
+        // short for a pass of the stitched kernel; a longer piece runs on
+        // that kernel from the first of them instead (the counter goes
+        // back to it).
         let ks = &mut m.keystream;
-        if ks.buffered() > 0 && ks.used.is_multiple_of(CHACHA_BLOCK) && io.len() > ks.buffered() {
+        let whole = rest.len() - rest.len() % CHACHA_BLOCK;
+        if ks.buffered() > 0 && rest.len() > ks.buffered() && whole >= ks.refill {
             ks.rewind();
         }
-        // The rest of the buffered keystream, then whole blocks through the
-        // stitched kernel, then the start of a partial block.
-        let head = m.keystream.buffered().min(io.len());
-        let (head, rest) = io.split_at(head);
+        let head = m.keystream.buffered().min(rest.len());
+        let (head, rest) = rest.split_at(head);
         m.edge(encrypt, head);
+        // Whole blocks through the stitched kernel when they fill at least
+        // one pass of the engine; fewer go through the buffer (one pass
+        // makes the keystream of several such pieces).
         let whole = rest.len() - rest.len() % CHACHA_BLOCK;
+        let whole = if whole >= m.keystream.refill {
+            whole
+        } else {
+            0
+        };
         let (body, tail) = rest.split_at(whole);
         if !body.is_empty() {
             // At a keystream block boundary the text offset is a multiple
