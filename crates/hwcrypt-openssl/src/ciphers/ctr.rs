@@ -1,10 +1,13 @@
 //! AES-128/192/256-CTR as OpenSSL's `ossl_cipher_hw_generic_ctr` keeps it: a
 //! full 128-bit big-endian counter (SP 800-38A, SSH's `aes*-ctr`), any
-//! split of the data across calls. The state is one [`Ctr`] kept for the
-//! context's life: a call is one `apply_keystream`, with no per-call setup
-//! (what `openssl speed` measures at 16 B). `updated-iv` is the counter
-//! block of the next keystream block (sshd exports it from its pre-auth
-//! child) and `num` the bytes used of the current one.
+//! split of the data across calls. The key and counter are one [`Ctr`] kept
+//! for the context's life, always at a block boundary: whole blocks are one
+//! `apply_keystream` call, with no per-call setup (what `openssl speed`
+//! measures at 16 B). A partial last block takes the next keystream block
+//! into `keystream`, whose unused rest serves the next call, as OpenSSL's
+//! `buf` and `num` do (and like them it survives a re-init, which only
+//! resets `num`). `updated-iv` is the counter block of the next keystream
+//! block (sshd exports it from its pre-auth child).
 
 use super::{CResult, Cipher, Io, ParamId, Reason, generic_get};
 use crate::ffi::params::Param;
@@ -14,17 +17,38 @@ use zeroize::Zeroize;
 
 const B: usize = BLOCK_SIZE;
 
-#[derive(Clone)]
 pub(crate) struct CtrCipher {
     key_len: usize,
     encrypt: bool,
     padding: bool,
-    /// The key and the running counter (`None` until a key is set).
+    /// The key and the counter of the next keystream block (`None` until
+    /// a key is set).
     ctr: Option<Ctr<Aes>>,
     /// The IV as set (`iv`).
     original_iv: [u8; B],
     /// The counter block, while no key is set (an IV may come first).
     pending_iv: [u8; B],
+    /// The keystream block of the last partial block (OpenSSL's `buf`).
+    keystream: [u8; B],
+    /// Bytes of `keystream` used (OpenSSL's `num`; 0: none pending).
+    num: usize,
+}
+
+impl Clone for CtrCipher {
+    /// `EVP_CIPHER_CTX_copy` (dupctx): the whole state, keystream position
+    /// included ([`Ctr::duplicate`]).
+    fn clone(&self) -> Self {
+        CtrCipher {
+            key_len: self.key_len,
+            encrypt: self.encrypt,
+            padding: self.padding,
+            ctr: self.ctr.as_ref().map(Ctr::duplicate),
+            original_iv: self.original_iv,
+            pending_iv: self.pending_iv,
+            keystream: self.keystream,
+            num: self.num,
+        }
+    }
 }
 
 impl CtrCipher {
@@ -36,6 +60,8 @@ impl CtrCipher {
             ctr: None,
             original_iv: [0; B],
             pending_iv: [0; B],
+            keystream: [0; B],
+            num: 0,
         }
     }
 
@@ -45,33 +71,6 @@ impl CtrCipher {
             Some(ctr) => ctr.next_counter(),
             None => self.pending_iv,
         }
-    }
-
-    /// Sets OpenSSL's `num`: `num` bytes into the last keystream block made
-    /// (OpenSSL keeps that block and goes on from byte `num` of it); 0
-    /// starts the next block. A value past the block is refused.
-    fn set_num(&mut self, num: u32) -> CResult<()> {
-        let num = u128::from(num);
-        if num >= B as u128 {
-            return Err(Reason::FailedToSetParameter);
-        }
-        if let Some(ctr) = &mut self.ctr {
-            let blocks = ctr.position().div_ceil(B as u128);
-            let offset = if num == 0 {
-                blocks * B as u128
-            } else {
-                blocks.saturating_sub(1) * B as u128 + num
-            };
-            ctr.seek(offset);
-        }
-        Ok(())
-    }
-
-    /// Bytes used of the current keystream block (OpenSSL's `num`).
-    fn num(&self) -> usize {
-        self.ctr
-            .as_ref()
-            .map_or(0, |ctr| (ctr.position() % B as u128) as usize)
     }
 }
 
@@ -84,8 +83,9 @@ impl Cipher for CtrCipher {
             return Err(Reason::InvalidKeyLength);
         }
         self.encrypt = encrypt;
-        // As OpenSSL: a new IV restarts the counter there; without one the
-        // counter goes on from the next block (a partial block is dropped).
+        self.num = 0;
+        // A new IV restarts the counter there; without one it goes on from
+        // the next block.
         let counter = match iv {
             Some(iv) => {
                 self.original_iv.copy_from_slice(iv);
@@ -114,11 +114,55 @@ impl Cipher for CtrCipher {
     fn update(&mut self, io: Io<'_>) -> CResult<usize> {
         let ctr = self.ctr.as_mut().ok_or(Reason::NoKeySet)?;
         let n = io.len();
-        match io {
-            Io::InPlace(b) => ctr.apply_keystream(b),
-            Io::Split(i, o) => ctr.apply_keystream_to(i, o),
+        let failed = |_| Reason::CipherOperationFailed;
+        if self.num == 0 && n.is_multiple_of(B) {
+            // The common case: whole blocks from a block boundary.
+            match io {
+                Io::InPlace(b) => ctr.apply_keystream(b),
+                Io::Split(i, o) => ctr.apply_keystream_to(i, o),
+            }
+            .map_err(failed)?;
+            return Ok(n);
         }
-        .map_err(|_| Reason::CipherOperationFailed)?;
+        let (input, output): (Option<&[u8]>, &mut [u8]) = match io {
+            Io::InPlace(b) => (None, b),
+            Io::Split(i, o) => (Some(i), o),
+        };
+        let mut done = 0;
+        let xor = |out: &mut [u8], at: usize, ks: &[u8]| {
+            for (j, (o, k)) in out.iter_mut().zip(ks).enumerate() {
+                *o = input.map_or(*o, |i| i[at + j]) ^ k;
+            }
+        };
+        // The rest of the keystream block a partial block began.
+        if self.num != 0 {
+            let take = (B - self.num).min(n);
+            xor(
+                &mut output[..take],
+                0,
+                &self.keystream[self.num..self.num + take],
+            );
+            self.num = (self.num + take) % B;
+            done = take;
+        }
+        let whole = (n - done) & !(B - 1);
+        if whole > 0 {
+            let out = &mut output[done..done + whole];
+            match input {
+                None => ctr.apply_keystream(out),
+                Some(i) => ctr.apply_keystream_to(&i[done..done + whole], out),
+            }
+            .map_err(failed)?;
+            done += whole;
+        }
+        if done < n {
+            // A partial last block: the next keystream block, kept.
+            self.keystream = [0; B];
+            ctr.apply_keystream(&mut self.keystream).map_err(failed)?;
+            let tail = n - done;
+            xor(&mut output[done..], done, &self.keystream[..tail]);
+            self.num = tail;
+        }
         Ok(n)
     }
 
@@ -134,7 +178,7 @@ impl Cipher for CtrCipher {
             self.key_len,
             B,
             self.padding,
-            self.num(),
+            self.num,
             &self.original_iv,
             &self.next_counter(),
         )
@@ -144,7 +188,15 @@ impl Cipher for CtrCipher {
         let v = p.get_uint().ok_or(Reason::FailedToGetParameter)?;
         match id {
             ParamId::Padding => self.padding = v != 0,
-            ParamId::Num => self.set_num(v)?,
+            // As OpenSSL: the next bytes use `keystream` from byte `num`
+            // on (a value past the block is refused, where OpenSSL would
+            // read past its buffer).
+            ParamId::Num => {
+                if v as usize >= B {
+                    return Err(Reason::FailedToSetParameter);
+                }
+                self.num = v as usize;
+            }
             _ => {}
         }
         Ok(())
@@ -157,6 +209,7 @@ impl Cipher for CtrCipher {
 
 impl Drop for CtrCipher {
     fn drop(&mut self) {
+        self.keystream.zeroize();
         self.pending_iv.zeroize();
         self.original_iv.zeroize();
     }
@@ -205,7 +258,7 @@ mod tests {
                 }
                 assert_eq!(got, want, "split {split}");
                 // 200 bytes: 13 blocks made, 8 bytes of the last used.
-                assert_eq!(c.num(), 200 % B);
+                assert_eq!(c.num, 200 % B);
                 let next = u128::from_be_bytes(iv).wrapping_add(13).to_be_bytes();
                 assert_eq!(c.next_counter(), next);
             }
@@ -213,7 +266,7 @@ mod tests {
     }
 
     #[test]
-    fn init_without_iv_goes_on_from_the_next_block_and_num_seeks() {
+    fn init_without_iv_goes_on_from_the_next_block_and_num_reuses_the_buffer() {
         let key = [9u8; 32];
         let iv = [3u8; B];
         let want = reference(&key, iv, 96);
@@ -222,23 +275,32 @@ mod tests {
         let mut a = [0u8; 20];
         run(&mut c, &mut a);
         assert_eq!(a[..], want[..20]);
+        assert_eq!((c.num, c.next_counter()[15]), (4, 5));
         // A new key and no IV: the counter goes on from block 2, and the 12
-        // unused bytes of block 1 are dropped.
+        // unused bytes of block 1 are dropped (`num` 0).
         c.init(true, Some(&key), None).unwrap();
-        assert_eq!(c.num(), 0);
+        assert_eq!(c.num, 0);
         let mut b = [0u8; 16];
         run(&mut c, &mut b);
         assert_eq!(b[..], want[32..48]);
-        // `num` = 5: bytes 5.. of the last block made (block 2) again.
-        c.set_num(5).unwrap();
-        let mut d = [0u8; 11];
+        // `num` = 5, as OpenSSL: bytes 5.. of the kept block (block 1, the
+        // last partial one) again, then on from the counter (block 3).
+        c.num = 5;
+        let mut d = [0u8; 27];
         run(&mut c, &mut d);
-        assert_eq!(d[..], want[37..48]);
-        assert!(c.set_num(16).is_err());
+        assert_eq!(d[..11], want[21..32]);
+        assert_eq!(d[11..], want[48..64]);
+        // A copy goes on where the original is.
+        let mut e = c.clone();
+        let (mut x, mut y) = ([0u8; 7], [0u8; 7]);
+        run(&mut c, &mut x);
+        run(&mut e, &mut y);
+        assert_eq!(x, y);
+        assert_eq!(x[..], want[64..71]);
         // An IV alone restarts there.
         c.init(false, None, Some(&iv)).unwrap();
-        let mut e = [0u8; 40];
-        run(&mut c, &mut e);
-        assert_eq!(e[..], want[..40]);
+        let mut f = [0u8; 40];
+        run(&mut c, &mut f);
+        assert_eq!(f[..], want[..40]);
     }
 }

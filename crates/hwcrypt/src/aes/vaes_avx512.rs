@@ -669,6 +669,24 @@ fn add_lanes<const LOW32: bool>(x: __m512i, n: u32) -> __m512i {
     }
 }
 
+/// CTR over one block: on xmm with the round keys read from the schedule
+/// and the counter block as loaded: no broadcasts, no byte swaps, no masks
+/// (through the provider, 16 B went from 0.88 to 1.03 GB/s; two or three
+/// blocks gained under 5% this way and stay with [`ctr`]). A kernel of its
+/// own: the same branch at the top of [`ctr`] cost it 2-5% at 32-256 B.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes")]
+fn ctr1<const R: usize>(keys: &RoundKeys, counter: &Block, mut io: InOut<'_>) {
+    debug_assert_eq!(io.len(), 16);
+    let (src, dst) = io.ptrs();
+    // SAFETY: this kernel runs only where AVX was detected.
+    let x = cipher1::<R>(keys, unsafe { aesni::load_halves_vex(counter) });
+    // SAFETY: `io` is these 16 bytes; the load precedes the store.
+    unsafe {
+        let d = _mm_loadu_si128(src.cast());
+        _mm_storeu_si128(dst.cast(), _mm_xor_si128(x, d));
+    }
+}
+
 /// CTR over the whole blocks of `io` starting at counter block `counter`
 /// (not updated here). With `LOW32 = false` the low 64 bits of the counter
 /// must not wrap within `io` (the caller splits the call where they would).
@@ -792,6 +810,11 @@ impl AesKernels for Key {
     }
     fn ctr(&self, counter: &mut Block, width: CounterWidth, mut io: InOut<'_>) {
         let blocks = io.len() / 16;
+        if blocks == 1 {
+            by_rounds!(self, ctr1::<_>(self.enc(), counter, io));
+            width.add(counter, 1);
+            return;
+        }
         match width {
             CounterWidth::Low32 => {
                 by_rounds!(self, ctr::<_, true>(self.enc(), counter, io));

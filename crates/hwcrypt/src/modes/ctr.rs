@@ -28,7 +28,6 @@ use zeroize::Zeroize;
 /// assert_eq!(&data, b"any length, any split");
 /// # Ok::<(), hwcrypt::Error>(())
 /// ```
-#[derive(Clone)]
 pub struct Ctr<K = Aes> {
     aes: K,
     width: CounterWidth,
@@ -202,6 +201,27 @@ impl<K: Borrow<Aes>> Ctr<K> {
         }
         // check_room made sure this does not overflow.
         self.position += len as u128;
+    }
+}
+
+impl<K: Clone> Ctr<K> {
+    /// A copy of the whole state: what OpenSSL's `EVP_CIPHER_CTX_copy`
+    /// needs. **The copy and the original share one keystream position**:
+    /// if both go on encrypting, they encrypt different data under the same
+    /// keystream, which reveals the XOR of the plaintexts. Use it to fork a
+    /// computation (finish one copy and discard the other), never to
+    /// encrypt twice. (Deliberately not `Clone`, so that a copy is never
+    /// made by accident.)
+    pub fn duplicate(&self) -> Self {
+        Ctr {
+            aes: self.aes.clone(),
+            width: self.width,
+            initial: self.initial,
+            counter: self.counter,
+            keystream: self.keystream,
+            used: self.used,
+            position: self.position,
+        }
     }
 }
 
