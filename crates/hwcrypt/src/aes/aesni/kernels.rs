@@ -325,6 +325,28 @@ pub(super) unsafe fn ctr<const R: usize, const FULL: bool>(
     dst: *mut u8,
     blocks: usize,
 ) {
+    if blocks == 1 {
+        // One block: the counter block goes to the rounds as loaded, not
+        // byte-swapped twice and through memory on the way; the counter's
+        // update runs beside the rounds.
+        let first = load_halves(counter);
+        let mut x = [first];
+        rounds!(_mm_aesenc_si128, R, keys, x);
+        // SAFETY: block 0 is in bounds (kernel contract).
+        let d = unsafe { load_at(src, 0) };
+        let y = _mm_aesenclast_si128(x[0], _mm_xor_si128(keys.key(R), d));
+        // SAFETY: as above.
+        unsafe { store_at(dst, 0, y) };
+        let c = bswap128(first);
+        let mut next = ctr_inc::<FULL>(c);
+        if FULL && _mm_cvtsi128_si64(c) == -1 {
+            // The low 64 bits wrapped to 0: carry into the high lane.
+            next = _mm_add_epi64(next, _mm_set_epi64x(1, 0));
+        }
+        // SAFETY: `counter` is 16 writable bytes.
+        unsafe { store(counter, bswap128(next)) };
+        return;
+    }
     let mut c = bswap128(load_halves(counter));
     let mut done = 0;
     loop {
