@@ -526,9 +526,10 @@ impl<T: Schedule> Drop for SecretBox<T> {
 /// Homes of dropped keys, kept by the thread that dropped them for its
 /// next key of the same size and alignment. A key made and dropped per
 /// connection or per record (the fixed cost issue 17 is about) otherwise
-/// pays `malloc` and `free` each time: more than half of a ChaCha20-Poly1305 key's 13 ns and about
-/// a fifth of an AES key's (AMD Zen 4). A kept home was wiped (its `T`
-/// zeroed) before it was kept, so [`SecretBox::zeroed`] takes it as it is.
+/// pays `malloc` and `free` each time: more than half of a
+/// ChaCha20-Poly1305 key's 13 ns and about a fifth of an AES key's (AMD
+/// Zen 4). A kept home was wiped (its `T` zeroed) before it was kept, so
+/// [`SecretBox::zeroed`] takes it as it is.
 /// At most [`KEPT`](kept::KEPT) homes per thread; they are freed when the
 /// thread exits (a drop during that, or after, frees at once), except the
 /// main thread's, whose thread-local destructors may not run: those few
