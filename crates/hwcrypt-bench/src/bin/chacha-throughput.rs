@@ -4,9 +4,10 @@
 //! `chacha-throughput ALG BACKEND SIZE [REPS] [MILLIS] [seal|open]` prints
 //! the median GB/s (1e9 B/s) over REPS timed runs of MILLIS each, sealing
 //! (or opening) whole messages of SIZE bytes in place, no AAD, the key made
-//! once and a fresh nonce per message. ALG is `chacha20-poly1305` or
-//! `xchacha20-poly1305`; BACKEND a hwcrypt backend name, or `ring` (ring
-//! 0.17's ChaCha20-Poly1305, per message, when built with `--features ring`).
+//! once and a fresh nonce per message. ALG is `chacha20-poly1305`,
+//! `xchacha20-poly1305` or `chacha20` (the bare keystream, `chacha20_xor`);
+//! BACKEND a hwcrypt backend name, or `ring` (ring 0.17's
+//! ChaCha20-Poly1305, per message, when built with `--features ring`).
 //! A run during which the thread was preempted (on-CPU time under 90% of
 //! wall time, from `/proc/thread-self/schedstat`) is timed by its on-CPU
 //! time instead: the machine is a shared VM. `open` includes copying the
@@ -131,6 +132,22 @@ fn main() {
                     .seal_in_place_detached(&nonce, &[], &mut buf)
                     .unwrap();
                 (seal_op, open_op) = ops(&xchacha, buf.clone(), tag.to_vec(), nonce);
+            }
+            "chacha20" => {
+                // The bare keystream (no MAC): `chacha20_xor` from block 1.
+                seal_op = Box::new(move |buf, counter| {
+                    let mut nonce = [0u8; 12];
+                    nonce[4..].copy_from_slice(&counter.to_be_bytes());
+                    hwcrypt::chacha20poly1305::chacha20_xor(
+                        backend,
+                        &[7; 32],
+                        &nonce,
+                        1,
+                        black_box(buf),
+                    )
+                    .unwrap();
+                });
+                open_op = Box::new(|_, _| unreachable!("chacha20 has no open"));
             }
             _ => {
                 eprintln!("chacha-throughput: unknown algorithm {alg}");
