@@ -66,7 +66,8 @@ use poly1305_ifma::Ifma;
 #[macro_use]
 mod chacha20;
 use chacha20::{
-    Between, at, init16, keystream, message_rows, next_batch, rows, wipe, xor_batch, xor_partial,
+    Between, at, init16, keystream, message_rows, next_batch, rows, state_rows, wipe, xor_batch,
+    xor_partial,
 };
 
 /// Bytes per batch: 20 blocks, 16 in the word-per-register layout and 4 in
@@ -180,6 +181,28 @@ impl Avx512 {
 fn xor_keystream(state: &[u32; 16], mut io: InOut<'_>) {
     let len = io.len();
     let (src, dst) = io.ptrs();
+    if len <= 8 * 64 {
+        // Up to 8 blocks on the row layout alone, without the 16-block
+        // state (storing and wiping it cost as much as the rounds).
+        let mut init = [_mm_setzero_si128(); 4];
+        state_rows(state, &mut init);
+        let apply = |ks: &mut [__m512i]| {
+            // SAFETY: `len` bytes from the start of both ranges; in place
+            // src == dst, else disjoint.
+            unsafe { xor_partial(src, dst, ks, 0, len) };
+            wipe(ks);
+        };
+        if len <= 4 * 64 {
+            let mut ks = rows::<1, 4, _>(&init, &mut ());
+            init.zeroize();
+            apply(&mut ks);
+        } else {
+            let mut ks = rows::<2, 8, _>(&init, &mut ());
+            init.zeroize();
+            apply(&mut ks);
+        }
+        return;
+    }
     let mut x = init16(state);
     let mut off = 0;
     while off < len {
@@ -396,10 +419,13 @@ fn aead_blocks<const SEAL: bool>(
 ) {
     let len = output.len();
     debug_assert!(len.is_multiple_of(64));
-    if len < IFMA_MIN {
-        // Too short to pay for the vector Poly1305's setup.
+    if len <= 8 * 64 {
+        // Up to 8 blocks: ChaCha20 on the row layout alone, Poly1305 before
+        // (opening) or after (sealing) it, on the IFMA lanes from
+        // `IFMA_MIN` bytes on (as `aead`'s short path).
+        let vector = len >= IFMA_MIN;
         if !SEAL {
-            poly.blocks(input.unwrap_or(output));
+            absorb_padded(poly, input.unwrap_or(output), vector);
         }
         let io = match input {
             Some(input) => InOut::Separate {
@@ -410,7 +436,7 @@ fn aead_blocks<const SEAL: bool>(
         };
         xor_keystream(state, io);
         if SEAL {
-            poly.blocks(output);
+            absorb_padded(poly, output, vector);
         }
         return;
     }
