@@ -65,10 +65,7 @@ use poly1305_ifma::Ifma;
 
 #[macro_use]
 mod chacha20;
-use chacha20::{
-    Between, at, init16, keystream, message_rows, next_batch, rows, state_rows, wipe, xor_batch,
-    xor_partial,
-};
+use chacha20::{Between, keystream, message_rows, rows, wipe, xor_batch, xor_partial};
 
 /// Bytes per batch: 20 blocks, 16 in the word-per-register layout and 4 in
 /// the row layout beside them (see [`chacha20::blocks20`]).
@@ -181,52 +178,25 @@ impl Avx512 {
 fn xor_keystream(state: &[u32; 16], mut io: InOut<'_>) {
     let len = io.len();
     let (src, dst) = io.ptrs();
-    if len <= 8 * 64 {
-        // Up to 8 blocks on the row layout alone, without the 16-block
-        // state (storing and wiping it cost as much as the rounds).
-        let mut init = [_mm_setzero_si128(); 4];
-        state_rows(state, &mut init);
-        let apply = |ks: &mut [__m512i]| {
-            // SAFETY: `len` bytes from the start of both ranges; in place
-            // src == dst, else disjoint.
-            unsafe { xor_partial(src, dst, ks, 0, len) };
-            wipe(ks);
-        };
-        if len <= 4 * 64 {
-            let mut ks = rows::<1, 4, _>(&init, &mut ());
-            init.zeroize();
-            apply(&mut ks);
-        } else {
-            let mut ks = rows::<2, 8, _>(&init, &mut ());
-            init.zeroize();
-            apply(&mut ks);
-        }
-        return;
-    }
-    let mut x = init16(state);
     let mut off = 0;
     while off < len {
         let n = (len - off).min(BATCH);
+        let skip = (off / 64) as u32;
         if n == BATCH {
-            let skip = (off / 64) as u32;
             // SAFETY: the 1280 bytes from `off` are inside both ranges; in
             // place src == dst, else disjoint.
-            unsafe { xor_batch(&x, state, skip, &mut (), src.add(off), dst.add(off)) };
-            next_batch(&mut x);
-            off += n;
-            continue;
+            unsafe { xor_batch(state, skip, &mut (), |_| {}, src.add(off), dst.add(off)) };
+        } else {
+            // A short message (up to 8 blocks on the row layout alone) or
+            // the last partial batch.
+            keystream(state, skip, n, &mut (), |ks, _| {
+                // SAFETY: the `n` bytes from `off` are inside both ranges;
+                // in place src == dst, else disjoint.
+                unsafe { xor_partial(src.add(off), dst.add(off), ks, 0, n) };
+            });
         }
-        let mut st = at(state, (off / 64) as u32);
-        let mut ks = keystream(&x, &st, n, &mut ());
-        st.zeroize();
-        // SAFETY: the `n` bytes from `off` are inside both ranges; in place
-        // src == dst, else disjoint.
-        unsafe { xor_partial(src.add(off), dst.add(off), &ks, 0, n) };
-        wipe(&mut ks);
-        next_batch(&mut x);
         off += n;
     }
-    wipe(&mut x);
 }
 
 /// ChaCha20-Poly1305 seal (`SEAL`) or open, stitched as the module docs
@@ -288,51 +258,51 @@ fn aead<const SEAL: bool>(
     }
 
     let mut state = chacha20_soft::state(key, 0, nonce);
-
-    let mut x = init16(&state);
-    let mut ks = keystream(&x, &state, len.min(FIRST) + 64, &mut ());
-    let mut poly = poly_from_block0(ks[0]);
-    poly.update_padded(aad);
     let first = len.min(FIRST);
+    // The first batch: block 0 is the Poly1305 key, the text's keystream
+    // starts at block 1. The Poly1305 state is set in place (moved out of
+    // the closure, copies of its key were left on the stack).
+    let mut poly = Poly1305::new(&[0; 32]);
     // Ciphertext bytes absorbed so far.
     let mut absorbed = 0;
     // The vector Poly1305 (always, past the short path); `None` once the
     // lanes were folded back.
     let mut ifma = None;
-    if !SEAL {
-        poly.blocks(mac(0, LEAD));
-        let mut v = Ifma::new(&poly);
-        let groups = (first - LEAD) / GROUP;
-        for g in 0..groups {
-            // SAFETY: bytes LEAD + 128g.. + 128 <= first <= len of the
-            // input, not yet overwritten.
-            unsafe { v.absorb(mac_base.add(LEAD + GROUP * g)) };
+    keystream(&state, 0, first + 64, &mut (), |ks, _| {
+        set_poly_key(&mut poly, ks[0]);
+        poly.update_padded(aad);
+        if !SEAL {
+            poly.blocks(mac(0, LEAD));
+            let v = ifma.insert(Ifma::new(&poly));
+            let groups = (first - LEAD) / GROUP;
+            for g in 0..groups {
+                // SAFETY: bytes LEAD + 128g.. + 128 <= first <= len of the
+                // input, not yet overwritten.
+                unsafe { v.absorb(mac_base.add(LEAD + GROUP * g)) };
+            }
+            absorbed = LEAD + groups * GROUP;
+            if first == len {
+                // All of the message: the rest before it is overwritten.
+                v.finish_in_place(&mut poly);
+                ifma = None;
+                poly.update_padded(mac(absorbed, len - absorbed));
+                absorbed = len;
+            } else {
+                // A whole first batch: ends on a group boundary.
+                debug_assert_eq!(absorbed, FIRST);
+            }
         }
-        absorbed = LEAD + groups * GROUP;
-        if first == len {
-            // All of the message: the rest before it is overwritten.
-            v.finish(&mut poly);
-            poly.update_padded(mac(absorbed, len - absorbed));
-            absorbed = len;
-        } else {
-            // A whole first batch: ends on a group boundary.
-            debug_assert_eq!(absorbed, FIRST);
-            ifma = Some(v);
-        }
-    }
-    // SAFETY: `first <= len` bytes from the start of both ranges.
-    unsafe { xor_partial(src, dst, &ks, 1, first) };
-    // Block 0 held the Poly1305 key.
-    wipe(&mut ks);
+        // SAFETY: `first <= len` bytes from the start of both ranges.
+        unsafe { xor_partial(src, dst, ks, 1, first) };
+    });
     if SEAL {
         poly.blocks(mac(0, LEAD));
         ifma = Some(Ifma::new(&poly));
         absorbed = LEAD;
     }
     let mut off = first;
-    next_batch(&mut x);
-    // The block counter of `x`'s first lane.
-    let mut ctr = (BATCH / 64) as u32;
+    // The block of `state` the next batch starts at.
+    let mut skip = (BATCH / 64) as u32;
 
     while off < len {
         let n = (len - off).min(BATCH);
@@ -340,10 +310,11 @@ fn aead<const SEAL: bool>(
         // what was written before it; opening, this chunk (read before it
         // is overwritten).
         let ready = if SEAL { off } else { off + n };
-        state[12] = ctr;
+        // Opening, the last (partial) chunk absorbs its rest between the
+        // keystream and the XOR.
+        let last_open = !SEAL && n < BATCH;
         // A whole batch is XORed from the registers it is made in; a last
         // partial one goes through a keystream buffer.
-        let mut partial = None;
         match ifma.as_mut() {
             Some(v) => {
                 let groups = (ready - absorbed) / GROUP;
@@ -361,37 +332,49 @@ fn aead<const SEAL: bool>(
                     // ranges; the groups `between` reads (earlier chunks
                     // when sealing, this one when opening) are read during
                     // the rounds, before this batch's stores.
-                    unsafe { xor_batch(&x, &state, 0, &mut between, src.add(off), dst.add(off)) };
+                    unsafe {
+                        xor_batch(
+                            &state,
+                            skip,
+                            &mut between,
+                            |_| {},
+                            src.add(off),
+                            dst.add(off),
+                        )
+                    };
                 } else {
-                    partial = Some(keystream(&x, &state, n, &mut between));
+                    keystream(&state, skip, n, &mut between, |ks, between| {
+                        if last_open {
+                            // The rest, before it is overwritten.
+                            between.v.finish_in_place(&mut poly);
+                            poly.update_padded(mac(absorbed, len - absorbed));
+                        }
+                        // SAFETY: the `n` bytes from `off` are inside both ranges.
+                        unsafe { xor_partial(src.add(off), dst.add(off), ks, 0, n) };
+                    });
                 }
             }
             // Not reached: a message past its first batch has vector state
             // until its last chunk.
             None => {
                 debug_assert!(false, "no Poly1305 lanes before the last chunk");
-                partial = Some(keystream(&x, &state, n, &mut ()));
+                keystream(&state, skip, n, &mut (), |ks, _| {
+                    if last_open {
+                        poly.update_padded(mac(absorbed, len - absorbed));
+                    }
+                    // SAFETY: the `n` bytes from `off` are inside both ranges.
+                    unsafe { xor_partial(src.add(off), dst.add(off), ks, 0, n) };
+                });
             }
         }
-        if let Some(mut ks) = partial {
-            if !SEAL && n < BATCH {
-                // The last chunk: absorb its rest before it is overwritten.
-                if let Some(v) = ifma.take() {
-                    v.finish(&mut poly);
-                }
-                poly.update_padded(mac(absorbed, len - absorbed));
-                absorbed = len;
-            }
-            // SAFETY: the `n` bytes from `off` are inside both ranges.
-            unsafe { xor_partial(src.add(off), dst.add(off), &ks, 0, n) };
-            wipe(&mut ks);
+        if last_open {
+            ifma = None;
+            absorbed = len;
         }
-        next_batch(&mut x);
-        ctr = ctr.wrapping_add((BATCH / 64) as u32);
+        skip = skip.wrapping_add((BATCH / 64) as u32);
         off += n;
     }
     state.zeroize();
-    wipe(&mut x);
     if let Some(mut v) = ifma.take() {
         // Sealing: whole groups of the last chunk, then the lanes fold back.
         while len - absorbed >= GROUP {
@@ -454,22 +437,19 @@ fn aead_blocks<const SEAL: bool>(
         // current chunk, before its keystream is applied).
         unsafe { core::slice::from_raw_parts(mac_base.add(from), n) }
     };
-    let mut x = init16(state);
-    let mut st = *state;
     let mut ifma = Some(Ifma::new(poly));
     // Ciphertext bytes absorbed so far.
     let mut absorbed = 0;
     let mut off = 0;
     while off < len {
         let n = (len - off).min(BATCH);
+        let skip = (off / 64) as u32;
         // Sealing: what was written before this chunk; opening: this chunk,
         // read before it is overwritten.
         let ready = if SEAL { off } else { off + n };
         // Opening, the last chunk absorbs its rest between the keystream
-        // and the XOR: it goes through a keystream buffer, as does a last
-        // partial batch; other batches are XORed from registers.
+        // and the XOR.
         let last_open = !SEAL && off + n == len;
-        let mut partial = None;
         match ifma.as_mut() {
             Some(v) => {
                 let groups = (ready - absorbed) / GROUP;
@@ -482,41 +462,48 @@ fn aead_blocks<const SEAL: bool>(
                     groups,
                     _detected: Avx512 { _detected: () },
                 };
-                if n == BATCH && !last_open {
+                let mut rest = |between: &mut IfmaSteps<'_>| {
+                    if last_open {
+                        // The rest, before it is overwritten.
+                        between.v.finish_in_place(poly);
+                        poly.blocks(mac(absorbed, len - absorbed));
+                    }
+                };
+                if n == BATCH {
                     // SAFETY: the 1280 bytes from `off` are inside both
                     // ranges (in place src == dst, else disjoint); the
-                    // groups `between` reads are read during the rounds,
-                    // before this batch's stores.
-                    unsafe { xor_batch(&x, &st, 0, &mut between, src.add(off), dst.add(off)) };
+                    // groups `between` reads, and the rest, are read before
+                    // this batch's stores.
+                    unsafe {
+                        xor_batch(state, skip, &mut between, rest, src.add(off), dst.add(off))
+                    };
                 } else {
-                    partial = Some(keystream(&x, &st, n, &mut between));
+                    keystream(state, skip, n, &mut between, |ks, between| {
+                        rest(between);
+                        // SAFETY: the `n` bytes from `off` are inside both
+                        // ranges; in place src == dst, else disjoint.
+                        unsafe { xor_partial(src.add(off), dst.add(off), ks, 0, n) };
+                    });
                 }
             }
             None => {
                 debug_assert!(false, "no Poly1305 lanes before the last chunk");
-                partial = Some(keystream(&x, &st, n, &mut ()));
+                keystream(state, skip, n, &mut (), |ks, _| {
+                    if last_open {
+                        poly.blocks(mac(absorbed, len - absorbed));
+                    }
+                    // SAFETY: the `n` bytes from `off` are inside both
+                    // ranges; in place src == dst, else disjoint.
+                    unsafe { xor_partial(src.add(off), dst.add(off), ks, 0, n) };
+                });
             }
         }
-        if let Some(mut ks) = partial {
-            if last_open {
-                // The last chunk: absorb its rest before it is overwritten.
-                if let Some(v) = ifma.take() {
-                    v.finish(poly);
-                }
-                poly.blocks(mac(absorbed, len - absorbed));
-                absorbed = len;
-            }
-            // SAFETY: the `n` bytes from `off` are inside both ranges; in
-            // place src == dst, else disjoint.
-            unsafe { xor_partial(src.add(off), dst.add(off), &ks, 0, n) };
-            wipe(&mut ks);
+        if last_open {
+            ifma = None;
+            absorbed = len;
         }
-        next_batch(&mut x);
-        st[12] = st[12].wrapping_add((BATCH / 64) as u32);
         off += n;
     }
-    st.zeroize();
-    wipe(&mut x);
     if let Some(mut v) = ifma.take() {
         // Sealing: whole groups of the last chunk, then the lanes fold back.
         while len - absorbed >= GROUP {
@@ -576,12 +563,20 @@ fn absorb_padded(poly: &mut Poly1305, data: &[u8], vector: bool) {
 #[inline]
 #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
 fn poly_from_block0(block0: __m512i) -> Poly1305 {
+    let mut poly = Poly1305::new(&[0; 32]);
+    set_poly_key(&mut poly, block0);
+    poly
+}
+
+/// Keys `poly` (in place) with the first 32 bytes of block 0.
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+fn set_poly_key(poly: &mut Poly1305, block0: __m512i) {
     let mut poly_key = [0u8; 32];
     // SAFETY: `poly_key` is 32 writable bytes; unaligned stores are allowed.
     unsafe { _mm256_storeu_si256(poly_key.as_mut_ptr().cast(), _mm512_castsi512_si256(block0)) };
-    let poly = Poly1305::new(&poly_key);
+    poly.set_key(&poly_key);
     crate::secret::wipe_bytes(&mut poly_key);
-    poly
 }
 
 #[cfg(test)]

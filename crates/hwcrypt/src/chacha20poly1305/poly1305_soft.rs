@@ -84,6 +84,21 @@ impl Poly1305 {
         }
     }
 
+    /// Starts over under the 32-byte one-time key `r || s`, in place (a
+    /// kernel that finds the key in a register it must not let go of sets
+    /// it here instead of moving a new value out: every move may leave a
+    /// copy of the key on the stack).
+    #[inline]
+    pub(crate) fn set_key(&mut self, key: &[u8; 32]) {
+        self.r0 = le64(&key[0..8]) & 0x0fff_fffc_0fff_ffff;
+        self.r1 = le64(&key[8..16]) & 0x0fff_fffc_0fff_fffc;
+        self.s1 = self.r1 + (self.r1 >> 2);
+        self.h0 = 0;
+        self.h1 = 0;
+        self.h2 = 0;
+        self.pad = [le64(&key[16..24]), le64(&key[24..32])];
+    }
+
     /// Absorbs one 16-byte block `m`, with `hibit` (1 for a full block, 0
     /// for a final partial block that already carries its 0x01 byte) as
     /// bit 128.

@@ -15,45 +15,40 @@ pub(super) use crate::chacha20poly1305::chacha20_avx2::{Rows, message_rows, stat
 
 pub(super) type State16 = [__m512i; 16];
 
-/// Word `i` of the 16-block initial state, read from memory each time it
-/// is needed (at the start of the rounds and for the final addition).
-/// Volatile, so that LLVM cannot keep the state (eight words of it are the
-/// key, broadcast) in registers across the rounds and spill them to stack
-/// slots nobody wipes; the state itself lives in the caller's array, which
-/// is wiped. The loads are off the critical path.
-#[inline(always)]
-pub(super) fn init_word(init: &State16, i: usize) -> __m512i {
-    // SAFETY: `init[i]` is a valid, aligned `__m512i`.
-    unsafe { core::ptr::read_volatile(&init[i]) }
-}
-
-/// The 16-block state for `state` with block counters `state[12] + 0..16`.
+/// Word `i` of the 16-block state at block `skip` of `state`: word `i`
+/// broadcast, and for word 12 (the block counter) `state[12] + skip` plus
+/// the lane number. Read from `state` each time it is needed (at the start
+/// of the rounds and for the final addition), volatile, so that LLVM cannot
+/// keep the key words in registers across the rounds (or hoist them out of
+/// a caller's loop) and spill them to stack slots nobody wipes; there is no
+/// broadcast copy of the state in memory to store and wipe either. The
+/// loads are off the critical path.
 #[inline]
 #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
-pub(super) fn init16(state: &[u32; 16]) -> State16 {
-    let mut x: State16 = core::array::from_fn(|i| _mm512_set1_epi32(state[i] as i32));
-    x[12] = _mm512_add_epi32(
-        x[12],
-        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-    );
+pub(super) fn word(state: &[u32; 16], skip: u32, i: usize) -> __m512i {
+    // SAFETY: `state[i]` is a valid u32.
+    let w = unsafe { core::ptr::read_volatile(&state[i]) };
+    if i == 12 {
+        _mm512_add_epi32(
+            _mm512_set1_epi32(w.wrapping_add(skip) as i32),
+            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        )
+    } else {
+        _mm512_set1_epi32(w as i32)
+    }
+}
+
+/// The 16 words at block `skip` of `state` (see [`word`]); written out, not
+/// `array::from_fn`, whose closure may be an out-of-line function returning
+/// each register through memory.
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+fn words(state: &[u32; 16], skip: u32) -> State16 {
+    let mut x = [_mm512_setzero_si512(); 16];
+    for (i, xi) in x.iter_mut().enumerate() {
+        *xi = word(state, skip, i);
+    }
     x
-}
-
-/// Moves all 16 block counters on by one batch (20 blocks).
-#[inline]
-#[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
-pub(super) fn next_batch(x: &mut State16) {
-    let c = _mm512_add_epi32(init_word(x, 12), _mm512_set1_epi32((BATCH / 64) as i32));
-    // SAFETY: `x[12]` is a valid, aligned `__m512i` (volatile as in `init_word`).
-    unsafe { core::ptr::write_volatile(&mut x[12], c) };
-}
-
-/// `state` with its block counter moved on by `blocks`.
-#[inline(always)]
-pub(super) fn at(state: &[u32; 16], blocks: u32) -> [u32; 16] {
-    let mut s = *state;
-    s[12] = s[12].wrapping_add(blocks);
-    s
 }
 
 /// Four quarter rounds side by side on the words of `$x` named by `$q`
@@ -119,22 +114,28 @@ pub(super) fn lanes4x4(u: [__m512i; 4]) -> [__m512i; 4] {
     ]
 }
 
-/// 16 ChaCha20 blocks of `init` in byte order: register `b` is block `b`
-/// (keystream bytes `64b..64b + 64`). `between.step(i)` runs after double round
-/// `i` (0..10): the stitched Poly1305 work goes there.
+/// 16 ChaCha20 blocks from block `skip` of `state`, in byte order:
+/// register `b` is block `skip + b` (keystream bytes `64b..64b + 64`), handed
+/// to `take` with `between` (see [`blocks20`]). `between.step(i)` runs after
+/// double round `i` (0..10): the stitched Poly1305 work goes there.
 #[inline]
 #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
-pub(super) fn blocks16<B: Between>(init: &State16, between: &mut B) -> [__m512i; 16] {
-    let mut x: State16 = core::array::from_fn(|i| init_word(init, i));
+pub(super) fn blocks16<B: Between, R>(
+    state: &[u32; 16],
+    skip: u32,
+    between: &mut B,
+    take: impl FnOnce([__m512i; 16], &mut B) -> R,
+) -> R {
+    let mut x = words(state, skip);
     for i in 0..10 {
         quarter4!(x, COLUMNS);
         quarter4!(x, DIAGONALS);
         between.step(i);
     }
     for (i, xi) in x.iter_mut().enumerate() {
-        *xi = _mm512_add_epi32(*xi, init_word(init, i));
+        *xi = _mm512_add_epi32(*xi, word(state, skip, i));
     }
-    transpose(&x)
+    take(transpose(&x), between)
 }
 
 /// The 16 finished blocks of `x` (one word of every block per register) in
@@ -165,33 +166,32 @@ pub(super) fn transpose(x: &State16) -> [__m512i; 16] {
     out
 }
 
-/// 20 ChaCha20 blocks in byte order: 16 from `init` (counters `init[12] +
-/// 0..16`, word-per-register layout) and 4 from `state` (counters
-/// `state[12] + skip + 16..20`, row layout) as registers 16..20, so `init`
-/// must be `state` at block `skip`. (Not a copy of `state` with its counter
-/// moved on: a copy is one more place for the key, and without LTO one
-/// the compiler left behind unwiped.) A 16-block
+/// 20 ChaCha20 blocks from block `skip` of `state`, in byte order: 16 in
+/// the word-per-register layout (counters `state[12] + skip + 0..16`) and 4
+/// in the row layout (counters `+ 16..20`) as registers 16..20. (The
+/// counter is added as the words are read, not in a copy of `state`: a copy
+/// is one more place for the key, and without LTO the compiler left one
+/// behind unwiped.) A 16-block
 /// state alone has only 4 independent quarter rounds per half round, too
 /// few to hide the latency of its add/xor/rotate chains; the row set runs
 /// in the gaps (~25% more blocks for a few percent more time), and 20
 /// blocks are 10 Poly1305 groups, one per double round.
 /// `between.step(i)` runs after double round `i`, as in [`blocks16`].
-/// The blocks go to `take`, which runs inside this function: whether LLVM
-/// inlines it into its caller or not, they are used in the registers they
-/// are made in, never returned through memory (where nobody would wipe
-/// them).
+/// The blocks go to `take` (with `between`, for work that must follow the
+/// last step), which runs inside this function: whether LLVM inlines it
+/// into its caller or not, they are used in the registers they are made in,
+/// never returned through memory (where nobody would wipe them).
 #[inline]
 #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
 pub(super) fn blocks20<B: Between, R>(
-    init: &State16,
     state: &[u32; 16],
     skip: u32,
     between: &mut B,
-    take: impl FnOnce([__m512i; 20]) -> R,
+    take: impl FnOnce([__m512i; 20], &mut B) -> R,
 ) -> R {
     let c = skip.wrapping_add(16) as i32;
     // Row `i / 4` of the 4 blocks. Read from memory each time (volatile, as
-    // in `init_word`), at the start and again for the final addition: kept
+    // in `word`), at the start and again for the final addition: kept
     // in registers across the rounds, or hoisted out of a caller's loop,
     // the key rows would be spilled to stack slots nobody wipes.
     let row = |i: usize| {
@@ -224,7 +224,7 @@ pub(super) fn blocks20<B: Between, R>(
             b = _mm512_rol_epi32::<7>(_mm512_xor_si512(b, c));
         };
     }
-    let mut x: State16 = core::array::from_fn(|i| init_word(init, i));
+    let mut x = words(state, skip);
     for i in 0..10 {
         quarter4!(x, COLUMNS);
         row_qr!();
@@ -239,7 +239,7 @@ pub(super) fn blocks20<B: Between, R>(
         between.step(i);
     }
     for (i, xi) in x.iter_mut().enumerate() {
-        *xi = _mm512_add_epi32(*xi, init_word(init, i));
+        *xi = _mm512_add_epi32(*xi, word(state, skip, i));
     }
     let t = transpose(&x);
     let r = lanes4x4([
@@ -256,14 +256,15 @@ pub(super) fn blocks20<B: Between, R>(
         t[8], t[9], t[10], t[11], t[12], t[13], t[14], t[15],
         r[0], r[1], r[2], r[3],
     ];
-    take(ks)
+    take(ks, between)
 }
 
-/// `dst[..1280] = src[..1280] ^` the 20 blocks of [`blocks20`] (same
-/// arguments), XORed from the registers they are made in: the keystream is
+/// `dst[..1280] = src[..1280] ^` the 20 blocks of [`blocks20`] from block
+/// `skip` of `state`, XORed from the registers they are made in: the keystream is
 /// never stored, so there is no buffer to wipe (two zmm stores and a load
 /// a block fewer: 14% of the bare ChaCha20 time on a Zen 4, whose zmm
-/// store takes two cycles).
+/// store takes two cycles). `before` runs after the rounds, before the
+/// first store (an opening's last chunk absorbs its rest there).
 ///
 /// # Safety
 /// `src` must be valid for reading and `dst` for writing 1280 bytes; they
@@ -271,14 +272,15 @@ pub(super) fn blocks20<B: Between, R>(
 #[inline]
 #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
 pub(super) unsafe fn xor_batch<B: Between>(
-    init: &State16,
     state: &[u32; 16],
     skip: u32,
     between: &mut B,
+    before: impl FnOnce(&mut B),
     src: *const u8,
     dst: *mut u8,
 ) {
-    blocks20(init, state, skip, between, |ks| {
+    blocks20(state, skip, between, |ks, between| {
+        before(between);
         for (j, k) in ks.into_iter().enumerate() {
             // SAFETY: bytes 64j..64j + 64 of the caller's 1280-byte ranges;
             // each register is loaded before it is stored.
@@ -361,35 +363,55 @@ pub(super) fn rows<const SETS: usize, const N: usize, B: Between>(
     out
 }
 
-/// Keystream for a chunk of `n` (<= 1280) bytes from block `state[12]`
-/// (`x` is the same position as a 16-block state): the row layout for up to
-/// 8 blocks, else 16 or 20 blocks. Registers in byte order.
+/// The keystream of a chunk of `n` (<= 1280) bytes from block `skip` of
+/// `state`, handed to `take` as registers in byte order (with `between`,
+/// for work that must follow its last step) and wiped when it returns: the
+/// row layout for up to 8 blocks, else 16 or 20 blocks.
 #[inline]
 #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
-pub(super) fn keystream<B: Between>(
-    x: &State16,
+pub(super) fn keystream<B: Between, R>(
     state: &[u32; 16],
+    skip: u32,
     n: usize,
     between: &mut B,
-) -> [__m512i; 20] {
-    let mut out = [_mm512_setzero_si512(); 20];
-    let mut init = [_mm_setzero_si128(); 4];
+    take: impl FnOnce(&mut [__m512i], &mut B) -> R,
+) -> R {
+    debug_assert!(n <= 1280);
     match n {
-        0..=256 => {
+        0..=512 => {
+            let mut init = [_mm_setzero_si128(); 4];
             state_rows(state, &mut init);
-            out[..4].copy_from_slice(&rows::<1, 4, B>(&init, between));
+            // SAFETY: `init[3]` is a valid, aligned `__m128i` (volatile as
+            // in `state_rows`: the rows are the caller-wiped copy).
+            unsafe {
+                let d = _mm_add_epi32(init[3], _mm_cvtsi32_si128(skip as i32));
+                core::ptr::write_volatile(&mut init[3], d);
+            }
+            if n <= 256 {
+                let mut ks = rows::<1, 4, B>(&init, between);
+                init.zeroize();
+                let r = take(&mut ks, between);
+                wipe(&mut ks);
+                r
+            } else {
+                let mut ks = rows::<2, 8, B>(&init, between);
+                init.zeroize();
+                let r = take(&mut ks, between);
+                wipe(&mut ks);
+                r
+            }
         }
-        257..=512 => {
-            state_rows(state, &mut init);
-            out[..8].copy_from_slice(&rows::<2, 8, B>(&init, between));
-        }
-        513..=1024 => out[..16].copy_from_slice(&blocks16(x, between)),
-        _ => {
-            blocks20(x, state, 0, between, |ks| out = ks);
-        }
+        513..=1024 => blocks16(state, skip, between, |mut ks, between| {
+            let r = take(&mut ks, between);
+            wipe(&mut ks);
+            r
+        }),
+        _ => blocks20(state, skip, between, |mut ks, between| {
+            let r = take(&mut ks, between);
+            wipe(&mut ks);
+            r
+        }),
     }
-    init.zeroize();
-    out
 }
 
 /// The byte mask of the first `n` bytes of a 64-byte register.

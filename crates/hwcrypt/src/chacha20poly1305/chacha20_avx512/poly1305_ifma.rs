@@ -262,6 +262,14 @@ impl Ifma {
     #[inline]
     #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
     pub(crate) fn finish(mut self, poly: &mut Poly1305) {
+        self.finish_in_place(poly);
+    }
+
+    /// As [`Ifma::finish`], through a reference (from inside a kernel that
+    /// borrows the state); the state is wiped and must not absorb again.
+    #[inline]
+    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+    pub(crate) fn finish_in_place(&mut self, poly: &mut Poly1305) {
         if self.started {
             // SAFETY: this function requires AVX-512F and IFMA.
             let [h0, h1, h2] = unsafe { mul_lanes(self.h, &self.last) };
@@ -274,6 +282,7 @@ impl Ifma {
             poly.set_accumulator(from_radix44(l));
             l.zeroize();
         }
+        self.started = false;
         wipe(&mut self.h);
         self.r8.wipe();
         self.last.wipe();
