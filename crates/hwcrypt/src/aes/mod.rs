@@ -291,9 +291,22 @@ pub struct Aes {
     size: KeySize,
 }
 
+/// The error of a backend this CPU cannot run (out of line: it makes a
+/// `String`, and [`Aes::build`] is inlined).
+#[cold]
+#[inline(never)]
+fn unavailable(backend: Backend) -> Error {
+    Error::BackendUnavailable {
+        algorithm: Algorithm::Aes.name(),
+        backend: backend.name(),
+        missing: "CPU support not detected".into(),
+    }
+}
+
 impl Aes {
     /// Expands `key` (16, 24 or 32 bytes) for the best backend this CPU,
     /// after the `HWCRYPT_CPU` mask, can run.
+    #[inline]
     pub fn new(key: &[u8]) -> Result<Aes> {
         let size = KeySize::from_key_len(key.len())?;
         Aes::build(key, size, registry::default_backend(Algorithm::Aes)?)
@@ -301,6 +314,7 @@ impl Aes {
 
     /// Expands `key` for the named backend; an error if this (masked) CPU
     /// cannot run it.
+    #[inline]
     pub fn with_backend(key: &[u8], backend: Backend) -> Result<Aes> {
         let size = KeySize::from_key_len(key.len())?;
         registry::check(Algorithm::Aes, backend)?;
@@ -314,12 +328,13 @@ impl Aes {
         Aes::build(key, size, backend)
     }
 
+    /// Inlined with its callers, so that the key handle reaches the caller
+    /// in registers: returned through memory (a `Result<Aes>` is 56 bytes,
+    /// the size of an `Error`), it was written with 8-byte stores and read
+    /// back with 16-byte loads, which cannot be forwarded from them.
+    #[inline]
     fn build(key: &[u8], size: KeySize, backend: Backend) -> Result<Aes> {
-        let unavailable = || Error::BackendUnavailable {
-            algorithm: Algorithm::Aes.name(),
-            backend: backend.name(),
-            missing: "CPU support not detected".into(),
-        };
+        let unavailable = || unavailable(backend);
         let inner = match backend {
             Backend::Soft => Inner::Soft(soft::Key::boxed(key)),
             #[cfg(target_arch = "x86_64")]
