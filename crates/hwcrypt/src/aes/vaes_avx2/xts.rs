@@ -175,7 +175,6 @@ macro_rules! xts_kernel {
                         let t = core::ptr::read_volatile(&tweaks.0[j]);
                         x[j] = _mm256_xor_si256(_mm256_xor_si256(d[j], t), k0);
                         core::ptr::write_volatile(&mut last_keys.0[j], _mm256_xor_si256(kr, t));
-                        core::ptr::write_volatile(&mut tweaks.0[j], $advance(t));
                     }
                     for r in 1..R {
                         let k = wide_key(keys, r);
@@ -185,6 +184,17 @@ macro_rules! xts_kernel {
                             } else {
                                 _mm256_aesenc_epi128(*v, k)
                             };
+                        }
+                        // The next iteration's tweaks halfway through
+                        // the rounds, not before them: the first rounds
+                        // start sooner, and the multiplies fill gaps in
+                        // the AES pipes (AES-128-XTS 16 KiB on a Zen 4,
+                        // `HWCRYPT_CPU=-avx512f`: +3.5%).
+                        if r == R / 2 {
+                            for slot in &mut tweaks.0 {
+                                let t = core::ptr::read_volatile(slot);
+                                core::ptr::write_volatile(slot, $advance(t));
+                            }
                         }
                     }
                     for (j, v) in x.iter_mut().enumerate() {
