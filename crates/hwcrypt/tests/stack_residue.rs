@@ -2,7 +2,8 @@
 //!
 //! For every backend this (masked) CPU can run, forced by name, and every
 //! algorithm (AES ECB/CBC/CTR/CTR32/CFB128/OFB, AES-GCM, AES-XTS,
-//! ChaCha20-Poly1305, XChaCha20-Poly1305) and key size, this makes a key from
+//! ChaCha20-Poly1305 one-shot and incremental, the bare ChaCha20,
+//! XChaCha20-Poly1305) and key size, this makes a key from
 //! a distinctive raw key, runs each operation, re-keys (AES), drops the key,
 //! and after each step copies the dead stack below the stack pointer
 //! (`SCAN` bytes) into a heap buffer and looks in it for:
@@ -113,7 +114,10 @@ mod residue {
     use hwcrypt::Backend;
     use hwcrypt::aead::Aead;
     use hwcrypt::aes::{Aes, CounterWidth};
-    use hwcrypt::chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305, chacha20_xor, hchacha20};
+    use hwcrypt::chacha20poly1305::{
+        ChaCha20, ChaCha20Poly1305, ChaCha20Poly1305Stream, XChaCha20Poly1305, chacha20_xor,
+        hchacha20,
+    };
     use hwcrypt::gcm::AesGcm;
     use hwcrypt::modes::{Cbc, Cfb128, Ctr, Ecb, Ofb, Xts, sector_tweak};
     use hwcrypt::registry::{self, Algorithm};
@@ -178,6 +182,16 @@ mod residue {
         ("avx512", "chacha20-poly1305", "encrypt", NoLto, &[Words]),
         ("avx512", "xchacha20-poly1305", "decrypt", NoLto, &[Words]),
         ("avx512", "xchacha20-poly1305", "encrypt", NoLto, &[Words]),
+        // The bare ChaCha20 and the incremental ChaCha20-Poly1305 keep the
+        // ChaCha20 state (with the key words) inline, not in a heap home:
+        // returned by value from `ChaCha20::new`, moved into a stream, and
+        // read by the avx512 kernels through register spills. Found when
+        // these steps were added (2026-11-27).
+        ("soft", "chacha20-poly1305", "chacha20", Any, &[Key]),
+        ("avx2", "chacha20-poly1305", "chacha20", Any, &[Key]),
+        ("avx512", "chacha20-poly1305", "chacha20", Any, &[Key]),
+        ("avx512", "chacha20-poly1305", "stream encrypt", Any, &[Key]),
+        ("avx512", "chacha20-poly1305", "stream decrypt", Any, &[Key]),
         ("vaes-avx2", "aes-gcm", "decrypt", Any, &[Rk]),
         // Short messages (AES-GCM's short and last-chunk kernels, and the
         // aesni kernels' partial last batch): 1-3 round keys.
@@ -603,11 +617,14 @@ mod residue {
         };
         let iv = [0x5au8; 16];
         match alg {
-            Alg::ChaCha => aead_steps(
-                &mut s,
-                || ChaCha20Poly1305::with_backend(&raw, backend).unwrap(),
-                &nonce[..12],
-            ),
+            Alg::ChaCha => {
+                aead_steps(
+                    &mut s,
+                    || ChaCha20Poly1305::with_backend(&raw, backend).unwrap(),
+                    &nonce[..12],
+                );
+                chacha_stream_steps(&mut s, &raw, backend, &nonce[..12]);
+            }
             Alg::XChaCha => aead_steps(
                 &mut s,
                 || XChaCha20Poly1305::with_backend(&raw, backend).unwrap(),
@@ -678,6 +695,44 @@ mod residue {
             (Alg::Ofb, _) => Ofb::new(k, iv).unwrap().apply_keystream(buf),
             _ => unreachable!("not an AES mode"),
         }
+    }
+
+    /// The incremental ChaCha20-Poly1305 (pieces through the keystream
+    /// buffer and through the stitched kernel, whole batches included) and
+    /// the bare ChaCha20 (`chacha20_xor`, the `ChaCha20` stream), each step
+    /// making and dropping its key.
+    fn chacha_stream_steps(s: &mut Scanner, raw: &[u8], backend: Backend, nonce: &[u8]) {
+        let mut buf = vec![0x33u8; AEAD_LEN];
+        let mut tag = vec![0u8; 16];
+        s.step("stream encrypt", &mut || {
+            let key = ChaCha20Poly1305::with_backend(raw, backend).unwrap();
+            let mut st = ChaCha20Poly1305Stream::new(key);
+            st.start(nonce).unwrap();
+            st.aad(AAD).unwrap();
+            let (a, b) = buf.split_at_mut(100);
+            st.encrypt(a).unwrap();
+            st.encrypt(b).unwrap();
+            tag.copy_from_slice(&st.finish().unwrap()[..]);
+        });
+        s.step("stream decrypt", &mut || {
+            let key = ChaCha20Poly1305::with_backend(raw, backend).unwrap();
+            let mut st = ChaCha20Poly1305Stream::new(key);
+            st.start(nonce).unwrap();
+            st.aad(AAD).unwrap();
+            let (a, b) = buf.split_at_mut(100);
+            st.decrypt(a).unwrap();
+            st.decrypt(b).unwrap();
+            st.verify(&tag).unwrap();
+        });
+        s.step("chacha20", &mut || {
+            chacha20_xor(backend, raw, nonce, 1, &mut buf).unwrap();
+            let mut iv = [0u8; 16];
+            iv[4..].copy_from_slice(nonce);
+            let mut c = ChaCha20::with_backend(raw, &iv, backend).unwrap();
+            let (a, b) = buf.split_at_mut(300);
+            c.apply_keystream(a);
+            c.apply_keystream(b);
+        });
     }
 
     fn aead_steps<A: Aead>(s: &mut Scanner, make: impl Fn() -> A, nonce: &[u8]) {

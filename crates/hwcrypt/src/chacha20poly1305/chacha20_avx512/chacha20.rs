@@ -305,19 +305,24 @@ pub(super) fn rows<const SETS: usize, const N: usize, B: Between>(
     between: &mut B,
 ) -> [__m512i; N] {
     const { assert!(N == 4 * SETS) };
-    let row = |i: usize| _mm512_broadcast_i32x4(init[i / 4]);
-    let (a0, b0, c0) = (row(0), row(4), row(8));
-    let d0: [__m512i; SETS] = core::array::from_fn(|s| {
+    // Volatile loads (as `avx2`'s `rows`): LLVM can neither keep the key
+    // rows (`b`, `c`) in registers across the rounds, where they were
+    // spilled to unwiped stack slots, nor forward the caller's stores.
+    let row = |i: usize| {
+        // SAFETY: `init[i / 4]` is a valid `__m128i` (`i <= 12`).
+        _mm512_broadcast_i32x4(unsafe { core::ptr::read_volatile(&init[i / 4]) })
+    };
+    let d_init = |s: usize| {
         let s = 4 * s as i32;
         _mm512_add_epi32(
             row(12),
             _mm512_setr_epi32(s, 0, 0, 0, s + 1, 0, 0, 0, s + 2, 0, 0, 0, s + 3, 0, 0, 0),
         )
-    });
-    let mut a = [a0; SETS];
-    let mut b = [b0; SETS];
-    let mut c = [c0; SETS];
-    let mut d = d0;
+    };
+    let mut a = [row(0); SETS];
+    let mut b = [row(4); SETS];
+    let mut c = [row(8); SETS];
+    let mut d: [__m512i; SETS] = core::array::from_fn(d_init);
     macro_rules! qr {
         () => {
             for s in 0..SETS {
@@ -350,13 +355,14 @@ pub(super) fn rows<const SETS: usize, const N: usize, B: Between>(
         }
         between.step(i);
     }
+    // The rows again, from memory, once per set (see `row`).
     let mut out = [_mm512_setzero_si512(); N];
     for s in 0..SETS {
         let l = lanes4x4([
-            _mm512_add_epi32(a[s], a0),
-            _mm512_add_epi32(b[s], b0),
-            _mm512_add_epi32(c[s], c0),
-            _mm512_add_epi32(d[s], d0[s]),
+            _mm512_add_epi32(a[s], row(0)),
+            _mm512_add_epi32(b[s], row(4)),
+            _mm512_add_epi32(c[s], row(8)),
+            _mm512_add_epi32(d[s], d_init(s)),
         ]);
         out[4 * s..4 * s + 4].copy_from_slice(&l);
     }
