@@ -80,6 +80,11 @@ unsafe impl Schedule for crate::chacha20poly1305::KeyWords {}
 // SAFETY: as above.
 unsafe impl Portable for crate::chacha20poly1305::KeyWords {}
 
+// SAFETY: sixteen `u32`s: the same.
+unsafe impl Schedule for crate::chacha20poly1305::StateWords {}
+// SAFETY: as above.
+unsafe impl Portable for crate::chacha20poly1305::StateWords {}
+
 /// A heap-allocated `T`, made zeroed and filled in place, wiped when dropped;
 /// `Clone` copies the bytes heap to heap. `Debug` is the owner's business
 /// (owners never print a schedule).

@@ -37,11 +37,17 @@ fn rounds(x: &mut [u32; 16]) {
 /// The initial state: constants, key, counter, nonce.
 pub(crate) fn state(key: &[u32; 8], counter: u32, nonce: &[u32; 3]) -> [u32; 16] {
     let mut s = [0u32; 16];
+    set_state(&mut s, key, counter, nonce);
+    s
+}
+
+/// [`state`] written into `s` in place (a heap home).
+#[inline]
+pub(crate) fn set_state(s: &mut [u32; 16], key: &[u32; 8], counter: u32, nonce: &[u32; 3]) {
     s[..4].copy_from_slice(&SIGMA);
     s[4..12].copy_from_slice(key);
     s[12] = counter;
     s[13..].copy_from_slice(nonce);
-    s
 }
 
 /// The ChaCha20 block function: 64 bytes of keystream for `state`.

@@ -46,7 +46,7 @@ use crate::registry::{self, Algorithm};
 use crate::secret::SecretBox;
 use core::fmt;
 use poly1305_soft::Poly1305;
-use zeroize::{Zeroize, Zeroizing};
+use zeroize::Zeroize;
 
 pub use stream::{CHACHA20_IV_LEN, ChaCha20, ChaCha20Poly1305Stream};
 
@@ -213,15 +213,17 @@ fn soft_aead(
     poly.finish_aead(aad.len() as u64, output.len() as u64)
 }
 
-fn key_words(key: &[u8]) -> Result<Zeroizing<[u32; 8]>> {
+/// The key's little-endian words in a heap home (returned inside a
+/// `Result` by value, they were left behind on the stack when moved out).
+fn key_words(key: &[u8]) -> Result<SecretBox<KeyWords>> {
     if key.len() != KEY_LEN {
         return Err(Error::InvalidKeyLength {
             expected: "32",
             got: key.len(),
         });
     }
-    let mut w = Zeroizing::new([0u32; 8]);
-    for (w, b) in w.iter_mut().zip(key.chunks_exact(4)) {
+    let mut w = SecretBox::<KeyWords>::new();
+    for (w, b) in w.0.iter_mut().zip(key.chunks_exact(4)) {
         *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
     }
     Ok(w)
@@ -251,6 +253,12 @@ fn check_len(len: usize) -> Result<()> {
 
 /// A ChaCha20 key as its eight little-endian words.
 pub(crate) struct KeyWords(pub(crate) [u32; 8]);
+
+/// A ChaCha20 state (constants, key words, block counter, nonce): the
+/// position of the bare ChaCha20 and of the incremental AEAD, kept in a
+/// [`SecretBox`] like the key words so that moving those values leaves no
+/// copy of the key behind.
+pub(crate) struct StateWords(pub(crate) [u32; 16]);
 
 /// The shared body of both AEADs: a key and its engine. The key words live
 /// on the heap ([`SecretBox`]: written in place, never moved, wiped on
@@ -522,9 +530,9 @@ pub fn chacha20_xor(
             limit: room,
         });
     }
-    let mut state = chacha20_soft::state(&key, counter, &nonce);
-    engine.xor_keystream(&state, InOut::InPlace(data));
-    state.zeroize();
+    let mut state = SecretBox::<StateWords>::new();
+    chacha20_soft::set_state(&mut state.0, &key.0, counter, &nonce);
+    engine.xor_keystream(&state.0, InOut::InPlace(data));
     Ok(())
 }
 
@@ -539,7 +547,7 @@ pub fn hchacha20(key: &[u8], input: &[u8]) -> Result<[u8; 32]> {
         });
     }
     let mut sub = [0u32; 8];
-    chacha20_soft::hchacha20(&key, &words(input), &mut sub);
+    chacha20_soft::hchacha20(&key.0, &words(input), &mut sub);
     let mut out = [0u8; 32];
     for (o, w) in out.chunks_exact_mut(4).zip(&sub) {
         o.copy_from_slice(&w.to_le_bytes());

@@ -26,13 +26,16 @@
 //! ```
 
 use super::poly1305_soft::{BLOCK, Poly1305};
-use super::{ChaCha20Poly1305, Engine, MAX_PLAINTEXT_LEN, chacha20_soft, key_words, words};
+use super::{
+    ChaCha20Poly1305, Engine, MAX_PLAINTEXT_LEN, StateWords, chacha20_soft, key_words, words,
+};
 use crate::Backend;
 use crate::aead::phase::{Phase, add_len};
 use crate::aead::{Tag, full_tag, same_len};
 use crate::ct;
 use crate::error::{Error, Result};
 use crate::inout::InOut;
+use crate::secret::SecretBox;
 use core::borrow::Borrow;
 use core::fmt;
 use zeroize::Zeroize;
@@ -65,8 +68,9 @@ impl zeroize::DefaultIsZeroes for Buffered {}
 #[derive(Clone)]
 struct Keystream {
     engine: Engine,
-    /// Constants, key, block counter (word 12), nonce (words 13..16).
-    state: [u32; 16],
+    /// Constants, key, block counter (word 12), nonce (words 13..16), on
+    /// the heap (moving a `ChaCha20` or a stream copies a pointer).
+    state: SecretBox<StateWords>,
     /// Buffered keystream: bytes `used..end` are still unused (`end` is
     /// a whole number of blocks, so the counter is at a block boundary).
     block: Buffered,
@@ -84,10 +88,11 @@ struct Keystream {
 }
 
 impl Keystream {
-    fn new(engine: Engine, state: [u32; 16], carry: bool) -> Keystream {
+    /// A zero state, to be set in place.
+    fn new(engine: Engine, carry: bool) -> Keystream {
         Keystream {
             engine,
-            state,
+            state: SecretBox::new(),
             block: Buffered::default(),
             used: 0,
             end: 0,
@@ -98,10 +103,11 @@ impl Keystream {
 
     /// Advances the block counter by `n` blocks.
     fn advance(&mut self, n: u32) {
-        let (low, wrapped) = self.state[12].overflowing_add(n);
-        self.state[12] = low;
+        let s = &mut self.state.0;
+        let (low, wrapped) = s[12].overflowing_add(n);
+        s[12] = low;
         if wrapped && self.carry {
-            self.state[13] = self.state[13].wrapping_add(1);
+            s[13] = s[13].wrapping_add(1);
         }
     }
 
@@ -123,18 +129,18 @@ impl Keystream {
             // The kernels wrap the 32-bit counter; stop at the wrap so the
             // carry (or, for the AEAD, nothing: its limit keeps below it)
             // happens here. `room` >= 1.
-            let room = (1u64 << 32) - u64::from(self.state[12]);
+            let room = (1u64 << 32) - u64::from(self.state.0[12]);
             if io.len() >= self.refill.max(CHACHA_BLOCK) {
                 let blocks = ((io.len() / CHACHA_BLOCK) as u64).min(room);
                 let (body, rest) = io.split_at(blocks as usize * CHACHA_BLOCK);
-                self.engine.xor_keystream(&self.state, body);
+                self.engine.xor_keystream(&self.state.0, body);
                 self.advance(blocks as u32);
                 io = rest;
             } else {
                 let blocks = ((self.refill / CHACHA_BLOCK) as u64).min(room) as usize;
                 self.block.zeroize();
                 self.engine.xor_keystream(
-                    &self.state,
+                    &self.state.0,
                     InOut::InPlace(&mut self.block.0[..blocks * CHACHA_BLOCK]),
                 );
                 self.advance(blocks as u32);
@@ -154,7 +160,7 @@ impl Keystream {
     fn rewind(&mut self) {
         debug_assert!(self.used.is_multiple_of(CHACHA_BLOCK));
         let unused = ((self.end - self.used) / CHACHA_BLOCK) as u32;
-        self.state[12] = self.state[12].wrapping_sub(unused);
+        self.state.0[12] = self.state.0[12].wrapping_sub(unused);
         self.block.zeroize();
         self.used = 0;
         self.end = 0;
@@ -162,7 +168,7 @@ impl Keystream {
 
     /// Wipes the state (it holds the key) and the buffered keystream.
     fn wipe(&mut self) {
-        self.state.zeroize();
+        self.state.wipe();
         self.block.zeroize();
         self.used = 0;
         self.end = 0;
@@ -223,11 +229,10 @@ impl ChaCha20 {
     fn build(key: &[u8], iv: &[u8], engine: Result<Engine>) -> Result<ChaCha20> {
         let key = key_words(key)?;
         let engine = engine?;
-        let mut state = chacha20_soft::state(&key, 0, &[0; 3]);
         let mut c = ChaCha20 {
-            stream: Keystream::new(engine, state, true),
+            stream: Keystream::new(engine, true),
         };
-        state.zeroize();
+        chacha20_soft::set_state(&mut c.stream.state.0, &key.0, 0, &[0; 3]);
         c.set_iv(iv)?;
         Ok(c)
     }
@@ -241,7 +246,7 @@ impl ChaCha20 {
             });
         }
         let iv: [u32; 4] = words(iv);
-        self.stream.state[12..].copy_from_slice(&iv);
+        self.stream.state.0[12..].copy_from_slice(&iv);
         let s = &mut self.stream;
         s.block.zeroize();
         s.used = 0;
@@ -432,7 +437,7 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
             key,
             phase: Phase::Idle,
             message: Message {
-                keystream: Keystream::new(engine, [0; 16], false),
+                keystream: Keystream::new(engine, false),
                 poly: Poly1305::new(&[0; 32]),
                 pending: [0; BLOCK],
                 pending_len: 0,
@@ -457,7 +462,7 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
         m.wipe();
         let ks = &mut m.keystream;
         ks.engine = core.engine;
-        ks.state = chacha20_soft::state(&core.key.0, 0, &nonce);
+        chacha20_soft::set_state(&mut ks.state.0, &core.key.0, 0, &nonce);
         // Block 0 keys Poly1305. The vector backends make 2 (avx2) or 4
         // (avx512) blocks in their shortest pass: the blocks after block 0
         // are kept for a short message, or given back if the first piece
@@ -470,7 +475,7 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
             Engine::Avx512(_) => 4 * CHACHA_BLOCK,
         };
         ks.engine
-            .xor_keystream(&ks.state, InOut::InPlace(&mut ks.block.0[..first]));
+            .xor_keystream(&ks.state.0, InOut::InPlace(&mut ks.block.0[..first]));
         let mut poly_key = [0u8; 32];
         poly_key.copy_from_slice(&ks.block.0[..32]);
         // (The whole buffer is wiped again, volatile, when the message ends.)
@@ -613,7 +618,7 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
             };
             let ks = &mut m.keystream;
             ks.engine
-                .aead_blocks(encrypt, &ks.state, &mut m.poly, input, output);
+                .aead_blocks(encrypt, &ks.state.0, &mut m.poly, input, output);
             ks.advance((whole / CHACHA_BLOCK) as u32);
         }
         m.edge(encrypt, tail);
