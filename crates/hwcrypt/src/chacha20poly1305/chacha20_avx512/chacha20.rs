@@ -189,7 +189,8 @@ pub(super) fn blocks20<B: Between, R>(
     between: &mut B,
     take: impl FnOnce([__m512i; 20], &mut B) -> R,
 ) -> R {
-    let c = skip.wrapping_add(16) as i32;
+    // The first row-layout block's counter offset.
+    let ctr = skip.wrapping_add(16) as i32;
     // Row `i / 4` of the 4 blocks. Read from memory each time (volatile, as
     // in `word`), at the start and again for the final addition: kept
     // in registers across the rounds, or hoisted out of a caller's loop,
@@ -202,10 +203,11 @@ pub(super) fn blocks20<B: Between, R>(
         // SAFETY: any 16 bytes are a valid `__m128i`.
         let v = _mm512_broadcast_i32x4(unsafe { core::mem::transmute::<[u32; 4], __m128i>(w) });
         if i == 12 {
-            let (c1, c2, c3) = (c.wrapping_add(1), c.wrapping_add(2), c.wrapping_add(3));
+            let (c0, c1) = (ctr, ctr.wrapping_add(1));
+            let (c2, c3) = (ctr.wrapping_add(2), ctr.wrapping_add(3));
             _mm512_add_epi32(
                 v,
-                _mm512_setr_epi32(c, 0, 0, 0, c1, 0, 0, 0, c2, 0, 0, 0, c3, 0, 0, 0),
+                _mm512_setr_epi32(c0, 0, 0, 0, c1, 0, 0, 0, c2, 0, 0, 0, c3, 0, 0, 0),
             )
         } else {
             v
@@ -260,8 +262,8 @@ pub(super) fn blocks20<B: Between, R>(
 }
 
 /// `dst[..1280] = src[..1280] ^` the 20 blocks of [`blocks20`] from block
-/// `skip` of `state`, XORed from the registers they are made in: the keystream is
-/// never stored, so there is no buffer to wipe (two zmm stores and a load
+/// `skip` of `state`, XORed from the registers they are made in: the
+/// keystream is never stored, so there is no buffer to wipe (two zmm stores and a load
 /// a block fewer: 14% of the bare ChaCha20 time on a Zen 4, whose zmm
 /// store takes two cycles). `before` runs after the rounds, before the
 /// first store (an opening's last chunk absorbs its rest there).
