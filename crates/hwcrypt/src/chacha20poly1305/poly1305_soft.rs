@@ -71,17 +71,17 @@ fn le_upto8(b: &[u8]) -> u64 {
 impl Poly1305 {
     /// A new computation under the 32-byte one-time key `r || s`.
     pub(crate) fn new(key: &[u8; 32]) -> Poly1305 {
-        let r0 = le64(&key[0..8]) & 0x0fff_fffc_0fff_ffff;
-        let r1 = le64(&key[8..16]) & 0x0fff_fffc_0fff_fffc;
-        Poly1305 {
-            r0,
-            r1,
-            s1: r1 + (r1 >> 2),
+        let mut p = Poly1305 {
+            r0: 0,
+            r1: 0,
+            s1: 0,
             h0: 0,
             h1: 0,
             h2: 0,
-            pad: [le64(&key[16..24]), le64(&key[24..32])],
-        }
+            pad: [0; 2],
+        };
+        p.set_key(key);
+        p
     }
 
     /// Starts over under the 32-byte one-time key `r || s`, in place (a

@@ -171,11 +171,11 @@ pub(super) fn transpose(x: &State16) -> [__m512i; 16] {
 /// in the row layout (counters `+ 16..20`) as registers 16..20. (The
 /// counter is added as the words are read, not in a copy of `state`: a copy
 /// is one more place for the key, and without LTO the compiler left one
-/// behind unwiped.) A 16-block
-/// state alone has only 4 independent quarter rounds per half round, too
-/// few to hide the latency of its add/xor/rotate chains; the row set runs
-/// in the gaps (~25% more blocks for a few percent more time), and 20
-/// blocks are 10 Poly1305 groups, one per double round.
+/// behind unwiped.) A 16-block state alone has only 4 independent quarter
+/// rounds per half round, too few to hide the latency of its
+/// add/xor/rotate chains; the row set runs in the gaps (~25% more blocks
+/// for a few percent more time), and 20 blocks are 10 Poly1305 groups, one
+/// per double round.
 /// `between.step(i)` runs after double round `i`, as in [`blocks16`].
 /// The blocks go to `take` (with `between`, for work that must follow the
 /// last step), which runs inside this function: whether LLVM inlines it
