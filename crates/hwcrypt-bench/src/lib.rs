@@ -62,12 +62,30 @@ fn cpu_seconds() -> Option<f64> {
 /// until the window is over. Returns (median, min, max) GB/s (1e9 B/s). A
 /// run during which the thread was preempted (on-CPU time under 90% of wall
 /// time) is timed by its on-CPU time instead: the machine is a shared VM.
+///
+/// With `HWCRYPT_PROBE_BYTES=N` in the environment it instead runs batches
+/// until at least N bytes were processed, once, and prints the byte count to
+/// stderr: a fixed amount of work for `perf stat` (instructions and cycles
+/// per byte, which the noise of a shared machine does not move).
 pub fn probe_gbps(
     reps: usize,
     window: Duration,
     batch_bytes: u64,
     mut batch: impl FnMut(),
 ) -> (f64, f64, f64) {
+    if let Some(total) = std::env::var("HWCRYPT_PROBE_BYTES")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        let (start, mut bytes) = (Instant::now(), 0u64);
+        while bytes < total {
+            batch();
+            bytes += batch_bytes;
+        }
+        let gbps = bytes as f64 / start.elapsed().as_secs_f64() / 1e9;
+        eprintln!("bytes processed: {bytes}");
+        return (gbps, gbps, gbps);
+    }
     let mut samples = Vec::with_capacity(reps);
     for _ in 0..reps.max(1) {
         let (cpu0, start, mut bytes) = (cpu_seconds(), Instant::now(), 0u64);

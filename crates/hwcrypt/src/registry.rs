@@ -153,8 +153,9 @@ pub const CHACHA20_AVX512_FEATURES: &[Feature] = &[
     Feature::Avx512bw,
     Feature::Avx512ifma,
 ];
-/// Features the `avx2` ChaCha20-Poly1305 backend needs.
-pub const CHACHA20_AVX2_FEATURES: &[Feature] = &[Feature::Avx, Feature::Avx2];
+/// Features the `avx2` ChaCha20-Poly1305 backend needs (`bmi2` for the
+/// stitched scalar Poly1305's `mulx`; every AVX2 CPU made has it).
+pub const CHACHA20_AVX2_FEATURES: &[Feature] = &[Feature::Avx, Feature::Avx2, Feature::Bmi2];
 
 /// Features the `aesni` AES-GCM backend needs (`pclmulqdq` for GHASH).
 pub const GCM_AESNI_FEATURES: &[Feature] = &[Feature::Aes, Feature::Pclmulqdq, Feature::Ssse3];

@@ -19,10 +19,9 @@ pub(crate) const BLOCK: usize = 16;
 /// One Poly1305 computation (its one-time key and the accumulator); wiped on drop.
 #[derive(Clone)]
 pub(crate) struct Poly1305 {
-    r0: u64,
-    r1: u64,
-    /// `r1 + (r1 >> 2)` = 5·r1/4.
-    s1: u64,
+    /// The clamped `r0`, `r1` and `s1 = r1 + (r1 >> 2)` = 5·r1/4, side by
+    /// side (the AVX2 backend's multiplies read them from here).
+    r: [u64; 3],
     h0: u64,
     h1: u64,
     h2: u64,
@@ -72,9 +71,7 @@ impl Poly1305 {
     /// A new computation under the 32-byte one-time key `r || s`.
     pub(crate) fn new(key: &[u8; 32]) -> Poly1305 {
         let mut p = Poly1305 {
-            r0: 0,
-            r1: 0,
-            s1: 0,
+            r: [0; 3],
             h0: 0,
             h1: 0,
             h2: 0,
@@ -90,9 +87,9 @@ impl Poly1305 {
     /// copy of the key on the stack).
     #[inline]
     pub(crate) fn set_key(&mut self, key: &[u8; 32]) {
-        self.r0 = le64(&key[0..8]) & 0x0fff_fffc_0fff_ffff;
-        self.r1 = le64(&key[8..16]) & 0x0fff_fffc_0fff_fffc;
-        self.s1 = self.r1 + (self.r1 >> 2);
+        let r0 = le64(&key[0..8]) & 0x0fff_fffc_0fff_ffff;
+        let r1 = le64(&key[8..16]) & 0x0fff_fffc_0fff_fffc;
+        self.r = [r0, r1, r1 + (r1 >> 2)];
         self.h0 = 0;
         self.h1 = 0;
         self.h2 = 0;
@@ -122,7 +119,7 @@ impl Poly1305 {
     /// `h = (h0 + h1·2^64 + h2·2^128)·r`, partially reduced.
     #[inline(always)]
     fn mul(&mut self, h0: u64, h1: u64, h2: u64) {
-        let (r0, r1, s1) = (self.r0, self.r1, self.s1);
+        let [r0, r1, s1] = self.r;
         // h *= r, partially reduced: terms at 2^128 and above fold back with
         // factor 5/4 through s1 (r1 is a multiple of 4).
         let d0 = u128::from(h0) * u128::from(r0) + u128::from(h1) * u128::from(s1);
@@ -159,7 +156,13 @@ impl Poly1305 {
 
     /// The clamped key half `r` as limbs (`r0 + r1·2^64`, top limb 0).
     pub(crate) fn key_r(&self) -> [u64; 3] {
-        [self.r0, self.r1, 0]
+        [self.r[0], self.r[1], 0]
+    }
+
+    /// The key as `[r0, r1, s1]` (`s1 = r1 + (r1 >> 2)`), by reference: a
+    /// kernel's multiplies read it where it lives, which is wiped.
+    pub(crate) fn key_limbs(&self) -> &[u64; 3] {
+        &self.r
     }
 
     /// Absorbs whole 16-byte blocks; `data.len()` must be a multiple of 16
@@ -177,7 +180,9 @@ impl Poly1305 {
     /// public: the partial last block is read with overlapping word loads,
     /// branching on its length, instead of copied into a padded buffer; a
     /// 13-byte TLS header cost ~10 ns that way, `memcpy` and the buffer's
-    /// wipe).
+    /// wipe). Inlined, so that a vector backend compiled with `bmi2`
+    /// multiplies with `mulx`.
+    #[inline(always)]
     pub(crate) fn update_padded(&mut self, data: &[u8]) {
         let whole = data.len() - data.len() % BLOCK;
         self.blocks(&data[..whole]);
@@ -238,9 +243,7 @@ impl Poly1305 {
 
 impl Drop for Poly1305 {
     fn drop(&mut self) {
-        self.r0.zeroize();
-        self.r1.zeroize();
-        self.s1.zeroize();
+        self.r.zeroize();
         self.h0.zeroize();
         self.h1.zeroize();
         self.h2.zeroize();

@@ -43,6 +43,9 @@ pub enum Feature {
     Avx,
     /// AVX2 (256-bit integer operations).
     Avx2,
+    /// BMI2 (`mulx`: a 64x64-bit multiply that leaves the flags alone, for
+    /// the scalar Poly1305 stitched into the AVX2 ChaCha20).
+    Bmi2,
     /// Vector AES (`vaesenc` on ymm/zmm).
     Vaes,
     /// Vector carry-less multiply (`vpclmulqdq` on ymm/zmm).
@@ -61,12 +64,13 @@ pub enum Feature {
 
 impl Feature {
     /// Every feature, in the order they are printed.
-    pub const ALL: [Feature; 12] = [
+    pub const ALL: [Feature; 13] = [
         Feature::Aes,
         Feature::Pclmulqdq,
         Feature::Ssse3,
         Feature::Avx,
         Feature::Avx2,
+        Feature::Bmi2,
         Feature::Vaes,
         Feature::Vpclmulqdq,
         Feature::Avx512f,
@@ -84,6 +88,7 @@ impl Feature {
             Feature::Ssse3 => "ssse3",
             Feature::Avx => "avx",
             Feature::Avx2 => "avx2",
+            Feature::Bmi2 => "bmi2",
             Feature::Vaes => "vaes",
             Feature::Vpclmulqdq => "vpclmulqdq",
             Feature::Avx512f => "avx512f",
@@ -108,7 +113,9 @@ impl Feature {
     /// Features this one cannot be used without.
     const fn prerequisites(self) -> Features {
         match self {
-            Feature::Aes | Feature::Pclmulqdq | Feature::Ssse3 | Feature::Avx => Features::NONE,
+            Feature::Aes | Feature::Pclmulqdq | Feature::Ssse3 | Feature::Avx | Feature::Bmi2 => {
+                Features::NONE
+            }
             Feature::Avx2 => Features::of(&[Feature::Avx]),
             Feature::Vaes => Features::of(&[Feature::Avx, Feature::Aes]),
             Feature::Vpclmulqdq => Features::of(&[Feature::Avx, Feature::Pclmulqdq]),
@@ -378,11 +385,17 @@ mod tests {
         let m = Mask::parse(" -AVX2 , -vaes").unwrap().apply(all);
         assert!(!m.has(Feature::Avx2) && !m.has(Feature::Vaes) && !m.has(Feature::Avx512f));
         assert!(m.has(Feature::Avx) && m.has(Feature::Aes));
-        // Removing a prerequisite removes its dependents.
+        // Removing a prerequisite removes its dependents (BMI2 is no vector
+        // feature: it stays).
         let m = Mask::parse("-avx").unwrap().apply(all);
         assert_eq!(
             m,
-            Features::of(&[Feature::Aes, Feature::Pclmulqdq, Feature::Ssse3])
+            Features::of(&[
+                Feature::Aes,
+                Feature::Pclmulqdq,
+                Feature::Ssse3,
+                Feature::Bmi2
+            ])
         );
         let m = Mask::parse("-aes").unwrap().apply(all);
         assert!(!m.has(Feature::Vaes) && m.has(Feature::Vpclmulqdq));

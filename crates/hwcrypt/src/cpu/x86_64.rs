@@ -19,6 +19,7 @@ pub(super) fn detect() -> Features {
         "ssse3" => Feature::Ssse3,
         "avx" => Feature::Avx,
         "avx2" => Feature::Avx2,
+        "bmi2" => Feature::Bmi2,
         "vaes" => Feature::Vaes,
         "vpclmulqdq" => Feature::Vpclmulqdq,
         "avx512f" => Feature::Avx512f,
