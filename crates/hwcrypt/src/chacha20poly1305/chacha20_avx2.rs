@@ -676,12 +676,17 @@ impl<'a> PolyRegs<'a> {
         self.h = [h0, h1, h2];
     }
 
-    /// Absorbs `m` zero-padded to whole blocks (`Poly1305::update_padded`).
+    /// Absorbs `m` zero-padded to whole blocks (`Poly1305::update_padded`):
+    /// the whole blocks here, a partial last one through `poly`.
     #[inline(always)]
     fn update_padded(&mut self, m: &[u8]) {
-        self.poly.set_accumulator(self.h);
-        self.poly.update_padded(m);
-        self.h = self.poly.accumulator();
+        let whole = m.len() - m.len() % 16;
+        self.blocks(&m[..whole]);
+        if whole < m.len() {
+            self.poly.set_accumulator(self.h);
+            self.poly.update_padded(&m[whole..]);
+            self.h = self.poly.accumulator();
+        }
     }
 
     /// Puts the accumulator back into `poly`.
@@ -802,17 +807,19 @@ fn aead<const SEAL: bool>(
         unsafe { _mm256_storeu_si256(poly_key.as_mut_ptr().cast(), ks[0]) };
         let mut poly = Poly1305::new(&poly_key);
         poly_key.zeroize();
-        poly.update_padded(aad);
+        let mut regs = PolyRegs::new(&mut poly);
+        regs.update_padded(aad);
         if !SEAL {
-            poly.update_padded(mac(0, len));
+            regs.update_padded(mac(0, len));
         }
         // SAFETY: `len <= 320` bytes from the start of both ranges; the
         // keystream from register 2 (block 1) on covers them.
         unsafe { xor_partial(src, dst, &ks, 2, len) };
         wipe(&mut ks);
         if SEAL {
-            poly.update_padded(mac(0, len));
+            regs.update_padded(mac(0, len));
         }
+        regs.done();
         return poly.finish_aead(aad.len() as u64, len as u64);
     }
 
