@@ -17,7 +17,7 @@
 //! is overwritten), so the integer and vector units run at the same time and
 //! the chunk is read while it is still in L1. Zen 3 retires both halves
 //! through the same 6-wide dispatch, so instructions per byte set the speed:
-//! 5.55 at 16 KiB (ring's code: 5.56), down from 7.19 with `mul` (no BMI2:
+//! 5.53 at 16 KiB (ring's code: 5.56), down from 7.19 with `mul` (no BMI2:
 //! `rax`/`rdx` moves), the accumulator stored and reloaded around every
 //! round's `asm!` and a divided share per round. The first 8-block batch uses
 //! counters 0..8: block 0 is the Poly1305 key, blocks 1..8 the first 448
@@ -615,9 +615,10 @@ impl<'a> PolyRegs<'a> {
         // `Poly1305::mul` computes it (d0 = h0·r0 + h1·s1, d1 = h0·r1 +
         // h1·r0 + h2·s1 + hi(d0), d2 = h2·r0 + hi(d1); then the bits of d2
         // from 2^130 up fold back times 5), with `mulx` and add-with-carry
-        // chains: 29 instructions a block against the compiler's 32 from
-        // `u128` products. The key limbs are memory operands, read where
-        // `poly` keeps them.
+        // chains: 30 instructions a block and 3 for the loop, about what
+        // the compiler makes of `u128` products, but with the accumulator
+        // in the registers the caller keeps it in. The key limbs are
+        // memory operands, read where `poly` keeps them.
         // SAFETY: reads `n` 16-byte blocks from `m` (n >= 1, `m` is 16n
         // bytes) and the three key words; writes no memory; BMI2 (`mulx`)
         // is enabled for every caller (the `Avx2` token was made after
