@@ -53,14 +53,24 @@ fn check(what: &str, got: &[u8], want: &[u8]) -> Result<(), String> {
 }
 
 /// Random piece sizes summing to `len`: a quarter of the time a short
-/// piece and the rest; else mostly 0..=300 bytes, now and then a large
-/// piece or a run of 16 KiB pieces.
+/// piece and the rest; now and then equal pieces of 1..=600 bytes; else
+/// mostly 0..=300 bytes, now and then a large piece or a run of 16 KiB
+/// pieces.
 fn split(rng: &mut StdRng, len: usize) -> Vec<usize> {
     if rng.random_range(0..4) == 0 {
         // A short first piece, then all the rest: the whole-block kernels
         // on every length, from every offset inside a block.
         let k = rng.random_range(0..=64.min(len));
         return vec![k, len - k];
+    }
+    if rng.random_range(0..6) == 0 {
+        // Equal pieces, as `openssl speed -evp` gives them (one endless
+        // message in 16..16384-byte updates): the buffered keystream's
+        // refills from every offset.
+        let p = rng.random_range(1..=600);
+        let mut pieces = vec![p; len / p];
+        pieces.push(len % p);
+        return pieces;
     }
     let mut pieces = Vec::new();
     let mut left = len;

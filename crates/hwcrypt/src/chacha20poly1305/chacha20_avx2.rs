@@ -502,10 +502,19 @@ fn tail_keystream<F: FnMut(usize)>(
     n: usize,
     between: F,
 ) -> [__m256i; 16] {
-    let mut out = [_mm256_setzero_si256(); 16];
     if n > 384 {
         return blocks8(x, between);
     }
+    rows_keystream(state, n, between)
+}
+
+/// Keystream for `n` (<= 384) bytes from block `state[12]` on the row
+/// layout (1 to 3 sets of two blocks). Registers in byte order.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn rows_keystream<F: FnMut(usize)>(state: &[u32; 16], n: usize, between: F) -> [__m256i; 16] {
+    debug_assert!(n <= 384);
+    let mut out = [_mm256_setzero_si256(); 16];
     let mut init = [_mm_setzero_si128(); 4];
     state_rows(state, &mut init);
     match n {
@@ -743,6 +752,17 @@ impl<'a> Spread<'a> {
 fn xor_keystream(state: &[u32; 16], mut io: InOut<'_>) {
     let len = io.len();
     let (src, dst) = io.ptrs();
+    if len <= 384 {
+        // Short (a stream's first pass or a refill): the row layout alone,
+        // without making (and wiping) the 8-block state.
+        if len > 0 {
+            let mut ks = rows_keystream(state, len, |_| {});
+            // SAFETY: the `len` bytes of both ranges.
+            unsafe { xor_partial(src, dst, &ks, 0, len) };
+            wipe(&mut ks);
+        }
+        return;
+    }
     let mut x = init8(state);
     let mut off = 0;
     while len - off >= BATCH {

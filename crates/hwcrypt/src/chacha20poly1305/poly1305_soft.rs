@@ -241,13 +241,20 @@ impl Poly1305 {
     }
 }
 
-impl Drop for Poly1305 {
-    fn drop(&mut self) {
+impl Poly1305 {
+    /// Zeroes the key and the accumulator (volatile: kept by the compiler).
+    pub(crate) fn wipe(&mut self) {
         self.r.zeroize();
         self.h0.zeroize();
         self.h1.zeroize();
         self.h2.zeroize();
         self.pad.zeroize();
+    }
+}
+
+impl Drop for Poly1305 {
+    fn drop(&mut self) {
+        self.wipe();
     }
 }
 
