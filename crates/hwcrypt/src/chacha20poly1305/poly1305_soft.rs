@@ -89,11 +89,16 @@ impl Poly1305 {
     pub(crate) fn set_key(&mut self, key: &[u8; 32]) {
         let r0 = le64(&key[0..8]) & 0x0fff_fffc_0fff_ffff;
         let r1 = le64(&key[8..16]) & 0x0fff_fffc_0fff_fffc;
-        self.r = [r0, r1, r1 + (r1 >> 2)];
+        // Field by field: an array value built first may be assembled on
+        // the stack (an unwiped copy of the key; seen without LTO).
+        self.r[0] = r0;
+        self.r[1] = r1;
+        self.r[2] = r1 + (r1 >> 2);
         self.h0 = 0;
         self.h1 = 0;
         self.h2 = 0;
-        self.pad = [le64(&key[16..24]), le64(&key[24..32])];
+        self.pad[0] = le64(&key[16..24]);
+        self.pad[1] = le64(&key[24..32]);
     }
 
     /// Absorbs one 16-byte block `m`, with `hibit` (1 for a full block, 0

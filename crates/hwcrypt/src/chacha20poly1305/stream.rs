@@ -197,6 +197,33 @@ impl Engine {
         }
     }
 
+    /// Whether a stream makes block 0 with the first data piece instead of
+    /// at `start` ([`Engine::first_piece_pass`] is larger than the
+    /// shortest pass only here).
+    fn defers_key(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if let Engine::Avx2(_) = self {
+            return true;
+        }
+        false
+    }
+
+    /// Bytes of keystream in the pass that keys Poly1305 (block 0) when the
+    /// first data piece has `n` bytes: on `avx2` the piece's blocks too
+    /// while one row-layout pass (up to 6 blocks, three independent pairs:
+    /// the latency of one) makes them, so a short message costs one pass,
+    /// not a key pass and a data pass; else the shortest pass (a longer
+    /// piece runs on the stitched kernel).
+    fn first_piece_pass(self, n: usize) -> usize {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Engine::Avx2(_) if n <= 5 * CHACHA_BLOCK => {
+                CHACHA_BLOCK + n.next_multiple_of(CHACHA_BLOCK)
+            }
+            _ => self.first_pass(),
+        }
+    }
+
     /// Bytes of keystream per refill once a message goes on in more than
     /// one piece: the pass with the fewest cycles per byte that fits the
     /// buffer. On `avx2` that is the 8-block column pass (1.3 cycles/B on
@@ -398,6 +425,9 @@ struct Message {
     pending_len: usize,
     aad_len: u64,
     text_len: u64,
+    /// Whether block 0 was made and keyed `poly` (until then `pending`
+    /// holds the associated data, under 16 bytes).
+    keyed: bool,
 }
 
 impl Message {
@@ -441,6 +471,33 @@ impl Message {
         }
     }
 
+    /// Makes the first `pass` bytes of the message's keystream (blocks
+    /// 0.., from a wiped buffer and counter 0): block 0 keys Poly1305, the
+    /// rest is buffered for the data.
+    ///
+    /// Always inlined: out of line (without LTO, on `soft`) its frame kept
+    /// a copy of the clamped `r` and `s` after it returned.
+    #[inline(always)]
+    fn key(&mut self, pass: usize) {
+        let ks = &mut self.keystream;
+        debug_assert!(ks.dirty == 0 && ks.state.0[12] == 0);
+        debug_assert!(pass.is_multiple_of(CHACHA_BLOCK) && pass <= BUFFERED);
+        ks.engine
+            .xor_keystream(&ks.state.0, InOut::InPlace(&mut ks.block.0[..pass]));
+        let mut poly_key = [0u8; 32];
+        poly_key.copy_from_slice(&ks.block.0[..32]);
+        // (The whole buffer is wiped again when the message ends.)
+        ks.block.0[..CHACHA_BLOCK].fill(0);
+        ks.dirty = pass;
+        self.poly.set_key(&poly_key);
+        poly_key.zeroize();
+        ks.used = CHACHA_BLOCK;
+        ks.end = pass;
+        ks.refill = ks.engine.first_pass();
+        ks.advance((pass / CHACHA_BLOCK) as u32);
+        self.keyed = true;
+    }
+
     /// Absorbs the pending partial block, zero-padded (the end of the
     /// associated data or of the ciphertext).
     fn pad(&mut self) {
@@ -454,6 +511,7 @@ impl Message {
     /// Wipes the message state (the keystream wipes itself on drop too).
     fn wipe(&mut self) {
         self.keystream.wipe();
+        self.poly.wipe();
         self.pending.zeroize();
         self.pending_len = 0;
     }
@@ -479,6 +537,7 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
                 pending_len: 0,
                 aad_len: 0,
                 text_len: 0,
+                keyed: false,
             },
         }
     }
@@ -499,26 +558,16 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
         let ks = &mut m.keystream;
         ks.engine = core.engine;
         chacha20_soft::set_state(&mut ks.state.0, &core.key.0, 0, &nonce);
-        // Block 0 keys Poly1305; the blocks after it in the same pass are
-        // kept for a short message, or given back if the first piece is
-        // longer.
-        let first = core.engine.first_pass();
-        ks.engine
-            .xor_keystream(&ks.state.0, InOut::InPlace(&mut ks.block.0[..first]));
-        let mut poly_key = [0u8; 32];
-        poly_key.copy_from_slice(&ks.block.0[..32]);
-        // (The whole buffer is wiped again when the message ends.)
-        ks.block.0[..CHACHA_BLOCK].fill(0);
-        ks.dirty = first;
-        m.poly.set_key(&poly_key);
-        poly_key.zeroize();
-        ks.used = CHACHA_BLOCK;
-        ks.end = first;
-        ks.refill = first;
-        ks.advance((first / CHACHA_BLOCK) as u32);
+        m.keyed = false;
         m.aad_len = 0;
         m.text_len = 0;
         self.phase = Phase::Aad;
+        // Block 0 (the Poly1305 key): on `avx2`, later, in the pass that
+        // also makes the first piece's keystream; else now (the other
+        // engines have no cheaper combined pass).
+        if !core.engine.defers_key() {
+            m.key(core.engine.first_pass());
+        }
         Ok(())
     }
 
@@ -527,6 +576,16 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
         self.phase.check_aad()?;
         let m = &mut self.message;
         m.aad_len = add_len(m.aad_len, aad.len(), u64::MAX, "associated data")?;
+        if !m.keyed {
+            if m.pending_len + aad.len() < BLOCK {
+                // A short header (a TLS record's 5 or 13 bytes) waits in
+                // the partial block for the key.
+                m.pending[m.pending_len..m.pending_len + aad.len()].copy_from_slice(aad);
+                m.pending_len += aad.len();
+                return Ok(());
+            }
+            m.key(m.keystream.engine.first_pass());
+        }
         m.mac(aad);
         Ok(())
     }
@@ -587,11 +646,13 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
     fn tag(&mut self) -> Tag {
         self.phase = Phase::Idle;
         let m = &mut self.message;
+        if !m.keyed {
+            m.key(m.keystream.engine.first_pass());
+        }
         m.pad();
         // In place: moving the Poly1305 out would leave a copy of its key
         // in the dead frame.
         let tag = m.poly.finish_aead(m.aad_len, m.text_len);
-        m.poly.wipe();
         m.wipe();
         tag
     }
@@ -604,6 +665,9 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
         let m = &mut self.message;
         m.text_len = add_len(m.text_len, io.len(), MAX_PLAINTEXT_LEN, "plaintext")?;
         if self.phase == Phase::Aad {
+            if !m.keyed {
+                m.key(m.keystream.engine.first_piece_pass(io.len()));
+            }
             m.pad();
         } else {
             // A second piece or later: refill by the cheapest pass.
