@@ -488,7 +488,7 @@ impl Message {
         poly_key.copy_from_slice(&ks.block.0[..32]);
         // (The whole buffer is wiped again when the message ends.)
         ks.block.0[..CHACHA_BLOCK].fill(0);
-        ks.dirty = pass;
+        ks.dirty = ks.dirty.max(pass);
         self.poly.set_key(&poly_key);
         poly_key.zeroize();
         ks.used = CHACHA_BLOCK;
