@@ -82,9 +82,11 @@ struct Keystream {
     carry: bool,
     /// Bytes of keystream one refill of the buffer makes (whole blocks,
     /// at most [`BUFFERED`]), and the shortest run of whole blocks that
-    /// goes through the stitched kernel instead: the engine's shortest
-    /// pass for the first data piece of an AEAD message, its cheapest per
-    /// byte ([`Engine::bulk_refill`]) from the second on.
+    /// goes through the kernel directly instead: the engine's shortest
+    /// pass at first (the first data piece of an AEAD message, the raw
+    /// keystream after a new IV), its cheapest per byte
+    /// ([`Engine::bulk_refill`]) after a refill or from an AEAD message's
+    /// second piece on.
     refill: usize,
 }
 
@@ -99,7 +101,7 @@ impl Keystream {
             end: 0,
             dirty: 0,
             carry,
-            refill: CHACHA_BLOCK,
+            refill: engine.first_pass(),
         }
     }
 
@@ -150,6 +152,10 @@ impl Keystream {
                 self.used = 0;
                 self.end = fill;
                 self.dirty = self.dirty.max(fill);
+                // More than one pass's worth in short pieces: refill (and
+                // take whole blocks through the buffer) by the cheapest
+                // pass from now on.
+                self.refill = self.engine.bulk_refill();
             }
         }
     }
@@ -314,6 +320,7 @@ impl ChaCha20 {
         let iv: [u32; 4] = words(iv);
         self.stream.state.0[12..].copy_from_slice(&iv);
         self.stream.wipe_buffer();
+        self.stream.refill = self.stream.engine.first_pass();
         Ok(())
     }
 
