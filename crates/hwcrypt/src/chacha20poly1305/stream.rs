@@ -235,14 +235,13 @@ impl Engine {
     /// buffer. On `avx2` that is the 8-block column pass (1.3 cycles/B on
     /// Zen 3, against 5.2 for the 2-block row pass, whose one dependency
     /// chain leaves the core idle). Pieces of fewer whole blocks go through
-    /// the buffer, longer ones through the stitched kernel.
+    /// the buffer, longer ones through the stitched kernel. Elsewhere the
+    /// shortest pass.
     fn bulk_refill(self) -> usize {
         match self {
-            Engine::Soft => CHACHA_BLOCK,
             #[cfg(target_arch = "x86_64")]
             Engine::Avx2(_) => 8 * CHACHA_BLOCK,
-            #[cfg(target_arch = "x86_64")]
-            Engine::Avx512(_) => 4 * CHACHA_BLOCK,
+            _ => self.first_pass(),
         }
     }
 }
