@@ -11,7 +11,7 @@
 
 use hwcrypt::Backend;
 use hwcrypt::aes::Aes;
-use hwcrypt_bench::aes_message;
+use hwcrypt_bench::{aes_message, probe_gbps};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -67,17 +67,10 @@ fn main() {
         eprintln!("unknown mode {mode}");
         std::process::exit(2);
     }
-    let mut samples = Vec::new();
-    for _ in 0..reps {
-        let (start, mut bytes) = (Instant::now(), 0u64);
-        while start.elapsed() < window {
-            for _ in 0..64 {
-                aes_message(mode, black_box(&aes), black_box(&mut buf));
-            }
-            bytes += 64 * size as u64;
+    let (med, lo, hi) = probe_gbps(reps, window, 64 * size as u64, || {
+        for _ in 0..64 {
+            aes_message(mode, black_box(&aes), black_box(&mut buf));
         }
-        samples.push(bytes as f64 / start.elapsed().as_secs_f64() / 1e9);
-    }
-    let (med, lo, hi) = median(samples);
+    });
     println!("aes-{bits}-{mode} {backend} {size} B: {med:.3} GB/s (min {lo:.3}, max {hi:.3})");
 }
