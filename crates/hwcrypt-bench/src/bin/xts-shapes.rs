@@ -70,10 +70,20 @@ macro_rules! whiten {
 macro_rules! upd {
     ($t:literal) => {
         concat!(
-            "vpsrldq ymm12, ymm", $t, ", 14\n",
+            "vpsrldq ymm12, ymm",
+            $t,
+            ", 14\n",
             "vpclmulqdq ymm12, ymm12, ymm14, 0\n",
-            "vpslldq ymm", $t, ", ymm", $t, ", 2\n",
-            "vpxor ymm", $t, ", ymm", $t, ", ymm12\n"
+            "vpslldq ymm",
+            $t,
+            ", ymm",
+            $t,
+            ", 2\n",
+            "vpxor ymm",
+            $t,
+            ", ymm",
+            $t,
+            ", ymm12\n"
         )
     };
 }
@@ -82,10 +92,20 @@ macro_rules! upd {
 macro_rules! upd_xor {
     ($t:literal) => {
         concat!(
-            "vpsrldq ymm12, ymm", $t, ", 14\n",
+            "vpsrldq ymm12, ymm",
+            $t,
+            ", 14\n",
             "vpxor ymm12, ymm12, ymm14\n",
-            "vpslldq ymm", $t, ", ymm", $t, ", 2\n",
-            "vpxor ymm", $t, ", ymm", $t, ", ymm12\n"
+            "vpslldq ymm",
+            $t,
+            ", ymm",
+            $t,
+            ", 2\n",
+            "vpxor ymm",
+            $t,
+            ", ymm",
+            $t,
+            ", ymm12\n"
         )
     };
 }
@@ -126,7 +146,9 @@ fn main() {
         );
         std::process::exit(2);
     };
-    let n: u64 = args.get(1).map_or(10_000_000, |s| s.parse().expect("ITERATIONS"));
+    let n: u64 = args
+        .get(1)
+        .map_or(10_000_000, |s| s.parse().expect("ITERATIONS"));
     if !(is_x86_feature_detected!("vaes") && is_x86_feature_detected!("vpclmulqdq")) {
         eprintln!("xts-shapes: needs VAES and VPCLMULQDQ");
         std::process::exit(2);
@@ -159,7 +181,10 @@ fn main() {
                 "vpxor ymm9, ymm8, ymm10\nvpxor ymm11, ymm8, ymm10\nvpxor ymm12, ymm9, ymm10\nvpxor ymm12, ymm8, ymm10\n"
             )
         ),
-        "clmul" => run!(n, concat!(fresh!(), aes8x5!(), aes8x5!(), clmul4!(), clmul4!())),
+        "clmul" => run!(
+            n,
+            concat!(fresh!(), aes8x5!(), aes8x5!(), clmul4!(), clmul4!())
+        ),
         "clmul-alone" => run!(n, concat!(clmul4!(), clmul4!())),
         "whiten" => run!(n, concat!(whiten_in!(), aes8x5!(), aes8x5!(), whiten!())),
         "update-mid" => run!(
