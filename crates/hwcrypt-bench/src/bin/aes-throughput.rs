@@ -8,6 +8,8 @@
 //! `key-setup` times `Aes::with_backend` and the drop of the key (ns per key;
 //! SIZE ignored); `rekey` times `Aes::rekey`, the in-place re-expansion of
 //! both schedules (the key expansion alone, without moving or wiping a key).
+//! With `HWCRYPT_PROBE_BYTES=N` a message mode runs a fixed amount of work
+//! once instead (for `perf stat`; see `hwcrypt_bench::probe_gbps`).
 
 use hwcrypt::Backend;
 use hwcrypt::aes::Aes;
