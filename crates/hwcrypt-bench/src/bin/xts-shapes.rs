@@ -65,15 +65,17 @@ macro_rules! whiten {
     };
 }
 
-/// Tweak register `$t` times x^16 (the reduction by `vpclmulqdq` with the
-/// polynomial in ymm14), temporary ymm12.
+/// Tweak register `$t` times x^16, temporary ymm12: the two bytes
+/// shifted out reduced by the instruction `$reduce` (`clmul_reduce!()`,
+/// as the kernel does, or a `vpxor` in its place, to time the rest).
 macro_rules! upd {
-    ($t:literal) => {
+    ($reduce:expr, $t:literal) => {
         concat!(
             "vpsrldq ymm12, ymm",
             $t,
             ", 14\n",
-            "vpclmulqdq ymm12, ymm12, ymm14, 0\n",
+            $reduce,
+            "\n",
             "vpslldq ymm",
             $t,
             ", ymm",
@@ -88,25 +90,44 @@ macro_rules! upd {
     };
 }
 
-/// [`upd`] with a `vpxor` in place of the carry-less multiply.
-macro_rules! upd_xor {
-    ($t:literal) => {
+/// The reduction by `vpclmulqdq` with the polynomial in ymm14.
+macro_rules! clmul_reduce {
+    () => {
+        "vpclmulqdq ymm12, ymm12, ymm14, 0"
+    };
+}
+
+/// Eight updates after round 5, between the two halves of the rounds.
+macro_rules! update_mid {
+    ($reduce:expr) => {
         concat!(
-            "vpsrldq ymm12, ymm",
-            $t,
-            ", 14\n",
-            "vpxor ymm12, ymm12, ymm14\n",
-            "vpslldq ymm",
-            $t,
-            ", ymm",
-            $t,
-            ", 2\n",
-            "vpxor ymm",
-            $t,
-            ", ymm",
-            $t,
-            ", ymm12\n"
+            whiten_in!(),
+            aes8x5!(),
+            upd!($reduce, "8"),
+            upd!($reduce, "9"),
+            upd!($reduce, "10"),
+            upd!($reduce, "11"),
+            upd!($reduce, "8"),
+            upd!($reduce, "9"),
+            upd!($reduce, "10"),
+            upd!($reduce, "11"),
+            aes8x5!(),
+            whiten!()
         )
+    };
+}
+
+/// Four independent byte shifts each way.
+macro_rules! shifts8 {
+    () => {
+        "vpslldq ymm9, ymm8, 2\nvpslldq ymm11, ymm10, 2\nvpslldq ymm12, ymm10, 2\nvpslldq ymm12, ymm8, 2\nvpsrldq ymm9, ymm8, 2\nvpsrldq ymm11, ymm10, 2\nvpsrldq ymm12, ymm10, 2\nvpsrldq ymm12, ymm8, 2\n"
+    };
+}
+
+/// Four independent `vpxor`.
+macro_rules! xors4 {
+    () => {
+        "vpxor ymm9, ymm8, ymm10\nvpxor ymm11, ymm8, ymm10\nvpxor ymm12, ymm10, ymm8\nvpxor ymm12, ymm8, ymm10\n"
     };
 }
 
@@ -157,15 +178,7 @@ fn main() {
         "aes" => run!(n, concat!(fresh!(), aes8x5!(), aes8x5!())),
         "shifts" => run!(
             n,
-            concat!(
-                fresh!(),
-                aes8x5!(),
-                aes8x5!(),
-                "vpslldq ymm9, ymm8, 2\nvpslldq ymm11, ymm10, 2\nvpslldq ymm12, ymm10, 2\nvpslldq ymm12, ymm8, 2\n",
-                "vpsrldq ymm9, ymm8, 2\nvpsrldq ymm11, ymm10, 2\nvpsrldq ymm12, ymm10, 2\nvpsrldq ymm12, ymm8, 2\n",
-                "vpslldq ymm9, ymm8, 2\nvpslldq ymm11, ymm10, 2\nvpslldq ymm12, ymm10, 2\nvpslldq ymm12, ymm8, 2\n",
-                "vpsrldq ymm9, ymm8, 2\nvpsrldq ymm11, ymm10, 2\nvpsrldq ymm12, ymm10, 2\nvpsrldq ymm12, ymm8, 2\n"
-            )
+            concat!(fresh!(), aes8x5!(), aes8x5!(), shifts8!(), shifts8!())
         ),
         "xors" => run!(
             n,
@@ -173,12 +186,12 @@ fn main() {
                 fresh!(),
                 aes8x5!(),
                 aes8x5!(),
-                "vpxor ymm9, ymm8, ymm10\nvpxor ymm11, ymm8, ymm10\nvpxor ymm12, ymm9, ymm10\nvpxor ymm12, ymm8, ymm10\n",
-                "vpxor ymm9, ymm8, ymm10\nvpxor ymm11, ymm8, ymm10\nvpxor ymm12, ymm9, ymm10\nvpxor ymm12, ymm8, ymm10\n",
-                "vpxor ymm9, ymm8, ymm10\nvpxor ymm11, ymm8, ymm10\nvpxor ymm12, ymm9, ymm10\nvpxor ymm12, ymm8, ymm10\n",
-                "vpxor ymm9, ymm8, ymm10\nvpxor ymm11, ymm8, ymm10\nvpxor ymm12, ymm9, ymm10\nvpxor ymm12, ymm8, ymm10\n",
-                "vpxor ymm9, ymm8, ymm10\nvpxor ymm11, ymm8, ymm10\nvpxor ymm12, ymm9, ymm10\nvpxor ymm12, ymm8, ymm10\n",
-                "vpxor ymm9, ymm8, ymm10\nvpxor ymm11, ymm8, ymm10\nvpxor ymm12, ymm9, ymm10\nvpxor ymm12, ymm8, ymm10\n"
+                xors4!(),
+                xors4!(),
+                xors4!(),
+                xors4!(),
+                xors4!(),
+                xors4!()
             )
         ),
         "clmul" => run!(
@@ -187,65 +200,33 @@ fn main() {
         ),
         "clmul-alone" => run!(n, concat!(clmul4!(), clmul4!())),
         "whiten" => run!(n, concat!(whiten_in!(), aes8x5!(), aes8x5!(), whiten!())),
-        "update-mid" => run!(
-            n,
-            concat!(
-                whiten_in!(),
-                aes8x5!(),
-                upd!("8"),
-                upd!("9"),
-                upd!("10"),
-                upd!("11"),
-                upd!("8"),
-                upd!("9"),
-                upd!("10"),
-                upd!("11"),
-                aes8x5!(),
-                whiten!()
-            )
-        ),
+        "update-mid" => run!(n, update_mid!(clmul_reduce!())),
         "update-spread" => run!(
             n,
             concat!(
                 whiten_in!(),
                 aes8!(),
-                upd!("8"),
+                upd!(clmul_reduce!(), "8"),
                 aes8!(),
-                upd!("9"),
+                upd!(clmul_reduce!(), "9"),
                 aes8!(),
-                upd!("10"),
+                upd!(clmul_reduce!(), "10"),
                 aes8!(),
-                upd!("11"),
+                upd!(clmul_reduce!(), "11"),
                 aes8!(),
-                upd!("8"),
+                upd!(clmul_reduce!(), "8"),
                 aes8!(),
-                upd!("9"),
+                upd!(clmul_reduce!(), "9"),
                 aes8!(),
-                upd!("10"),
+                upd!(clmul_reduce!(), "10"),
                 aes8!(),
-                upd!("11"),
+                upd!(clmul_reduce!(), "11"),
                 aes8!(),
                 aes8!(),
                 whiten!()
             )
         ),
-        "update-xor" => run!(
-            n,
-            concat!(
-                whiten_in!(),
-                aes8x5!(),
-                upd_xor!("8"),
-                upd_xor!("9"),
-                upd_xor!("10"),
-                upd_xor!("11"),
-                upd_xor!("8"),
-                upd_xor!("9"),
-                upd_xor!("10"),
-                upd_xor!("11"),
-                aes8x5!(),
-                whiten!()
-            )
-        ),
+        "update-xor" => run!(n, update_mid!("vpxor ymm12, ymm12, ymm14")),
         other => {
             eprintln!("xts-shapes: unknown shape {other}");
             std::process::exit(2);
