@@ -184,7 +184,6 @@ mod residue {
         ("avx512", "chacha20-poly1305", "chacha20", Any, &[Key]),
         ("avx512", "chacha20-poly1305", "stream encrypt", Any, &[Key]),
         ("avx512", "chacha20-poly1305", "stream decrypt", Any, &[Key]),
-        ("vaes-avx2", "aes-gcm", "decrypt", Any, &[Rk]),
         // Short messages (AES-GCM's short and last-chunk kernels, and the
         // aesni kernels' partial last batch): 1-3 round keys.
         ("aesni", "aes-gcm", "decrypt 100 B", Any, &[Key, Rk]),

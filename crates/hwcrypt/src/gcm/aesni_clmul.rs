@@ -391,22 +391,6 @@ fn ghash_n(t: &Table, y: __m128i, x: &[__m128i]) -> __m128i {
     acc.reduce()
 }
 
-/// Runs `$body` for each middle AES round `$r` in `1..$R`, written out so
-/// the rounds unroll (`$R` is a constant; every `if` folds away).
-macro_rules! middle_rounds {
-    ($R:ident, $r:ident => $body:block) => {
-        middle_rounds!(@each $R, $r, $body, 1 2 3 4 5 6 7 8 9 10 11 12 13)
-    };
-    (@each $R:ident, $r:ident, $body:block, $($i:literal)*) => {
-        $(
-            if $i < $R {
-                let $r: usize = $i;
-                $body
-            }
-        )*
-    };
-}
-
 /// One block through AES.
 #[inline]
 #[target_feature(enable = "aes,sse2")]

@@ -75,12 +75,31 @@
 //! Key material in memory: the key (round keys, H and its powers) lives on
 //! the heap, expanded in place and wiped on drop (`secret.rs`). Declared
 //! residue (compiler spills, checked by `tests/stack_residue.rs`): with
-//! AES-128, the `aesni`, `vaes-avx2` and `vaes-avx512` seal/open kernels leave
-//! 1-2 round keys on the dead stack. See docs/security.md, "Key material in
+//! AES-128, the `aesni` and `vaes-avx512` seal/open kernels leave 1-2 round
+//! keys on the dead stack. See docs/security.md, "Key material in
 //! memory".
 
 pub(crate) mod ghash_soft;
 mod stream;
+
+// The AES rounds of the x86 kernels; before the modules that use it
+// (`macro_rules!` scope is textual).
+#[cfg(target_arch = "x86_64")]
+/// Runs `$body` for each middle AES round `$r` in `1..$R`, written out so
+/// the rounds unroll (`$R` is a constant; every `if` folds away).
+macro_rules! middle_rounds {
+    ($R:ident, $r:ident => $body:block) => {
+        middle_rounds!(@each $R, $r, $body, 1 2 3 4 5 6 7 8 9 10 11 12 13)
+    };
+    (@each $R:ident, $r:ident, $body:block, $($i:literal)*) => {
+        $(
+            if $i < $R {
+                let $r: usize = $i;
+                $body
+            }
+        )*
+    };
+}
 
 #[cfg(target_arch = "x86_64")]
 mod aesni_clmul;
@@ -91,6 +110,8 @@ mod one_pass;
 mod vaes_avx2;
 #[cfg(target_arch = "x86_64")]
 mod vaes_avx512;
+#[cfg(target_arch = "x86_64")]
+mod wide;
 
 use crate::aead::{self, Aead, Tag};
 use crate::aes::{Block, KeySize};

@@ -10,7 +10,9 @@
 //! pairs `[H^(16-2j), H^(15-2j)]`, Karatsuba), the products summed over
 //! both lanes and reduced once per chunk. Round keys and key powers are
 //! broadcast or paired into a ymm table by the first message that needs it
-//! (key setup makes only the AES-NI key).
+//! (key setup makes only the AES-NI key). The chunk kernels are the
+//! width-generic ones of `wide.rs`, on [`Ymm`] registers; this file has the
+//! table, the ymm operations and the last-chunk kernel.
 //!
 //! What is left after the last whole chunk (under 256 bytes): in the
 //! one-shot API ([`super::one_pass`]), one pass of its own (`last`): its counter
@@ -27,9 +29,10 @@
 //! `#[target_feature]` kernels.
 #![allow(unsafe_code)]
 
-use super::aesni_clmul::{self, Acc};
+use super::aesni_clmul;
 use super::inc32;
 use super::one_pass::{LastChunk, LastOps};
+use super::wide::{self, REGS, Reg, WideAcc};
 use crate::aes::Block;
 use crate::cpu::{self, Features};
 use crate::inout::InOut;
@@ -37,9 +40,7 @@ use crate::registry::GCM_VAES_AVX2_FEATURES;
 use crate::secret::{LazyBox, Schedule, SecretBox};
 use core::arch::x86_64::*;
 
-/// ymm registers of blocks per chunk.
-const REGS: usize = 8;
-/// Bytes per chunk: 16 blocks.
+/// Bytes per chunk (of `REGS` ymm registers): 16 blocks.
 const CHUNK: usize = 32 * REGS;
 
 /// Round keys (broadcast to both lanes) and key powers (in lane pairs),
@@ -275,39 +276,6 @@ fn wide(entry: &[u8; 32]) -> __m256i {
     unsafe { core::ptr::read_volatile(entry.as_ptr().cast::<__m256i>()) }
 }
 
-/// Makes `k` appear to depend on the GHASH sums `acc`, at no run-time cost
-/// (the `asm!` is empty). Without it LLVM's scheduler moves all the
-/// multiplications of a chunk after its AES rounds (spilling their inputs)
-/// instead of interleaving them, which is the point of stitching: the tie
-/// keeps one GHASH step between consecutive rounds.
-///
-/// # Safety
-/// None beyond the CPU supporting AVX (the caller's target features).
-#[inline]
-#[target_feature(enable = "avx2")]
-unsafe fn tie(k: &mut __m256i, acc: &WideAcc) {
-    // SAFETY: the template is empty: no instruction runs, nothing is read
-    // or written besides the operands, which are left unchanged.
-    unsafe {
-        core::arch::asm!(
-            "/* {k} {lo} {mid} {hi} */",
-            k = inout(ymm_reg) *k,
-            lo = in(ymm_reg) acc.lo,
-            mid = in(ymm_reg) acc.mid,
-            hi = in(ymm_reg) acc.hi,
-            options(pure, nomem, nostack, preserves_flags)
-        );
-    }
-}
-
-/// A key power pair: an ordinary load, which LLVM folds into `vpclmulqdq`.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn power(entry: &[u8; 32]) -> __m256i {
-    // SAFETY: 32 readable bytes, 32-byte aligned (see `wide`).
-    unsafe { _mm256_load_si256(entry.as_ptr().cast()) }
-}
-
 /// Register `i` (blocks `2i`, `2i + 1`) of the buffer at `p`.
 ///
 /// # Safety
@@ -350,193 +318,6 @@ fn add32(c: __m256i, n: i32) -> __m256i {
     _mm256_add_epi32(c, _mm256_set_epi32(0, 0, 0, n, 0, 0, 0, n))
 }
 
-/// Unreduced GHASH sums on ymm, lane-wise Karatsuba.
-#[derive(Clone, Copy)]
-struct WideAcc {
-    lo: __m256i,
-    mid: __m256i,
-    hi: __m256i,
-}
-
-impl WideAcc {
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn zero() -> WideAcc {
-        WideAcc {
-            lo: _mm256_setzero_si256(),
-            mid: _mm256_setzero_si256(),
-            hi: _mm256_setzero_si256(),
-        }
-    }
-
-    /// Adds the two products of the byte-reversed blocks in `x` by the key
-    /// powers `w.h[j]`.
-    #[inline]
-    #[target_feature(enable = "avx2,vpclmulqdq")]
-    fn mul_add(&mut self, w: &Wide, x: __m256i, j: usize) {
-        self.mul_add_by(x, power(&w.h[j]), power(&w.hk[j]));
-    }
-
-    /// Adds the two products of `x` by the key powers `h`, whose
-    /// Karatsuba operands are `hk`.
-    #[inline]
-    #[target_feature(enable = "avx2,vpclmulqdq")]
-    fn mul_add_by(&mut self, x: __m256i, h: __m256i, hk: __m256i) {
-        self.lo = _mm256_xor_si256(self.lo, _mm256_clmulepi64_epi128::<0x00>(x, h));
-        self.hi = _mm256_xor_si256(self.hi, _mm256_clmulepi64_epi128::<0x11>(x, h));
-        let xk = _mm256_xor_si256(x, _mm256_shuffle_epi32::<0x4e>(x));
-        self.mid = _mm256_xor_si256(self.mid, _mm256_clmulepi64_epi128::<0x00>(xk, hk));
-    }
-
-    /// Both lanes summed and reduced.
-    #[inline]
-    #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq")]
-    fn reduce(self) -> __m128i {
-        let fold =
-            |v: __m256i| _mm_xor_si128(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
-        Acc {
-            lo: fold(self.lo),
-            mid: fold(self.mid),
-            hi: fold(self.hi),
-        }
-        .reduce()
-    }
-}
-
-/// Runs `$body` for each middle AES round `$r` in `1..$R`, written out so
-/// the rounds unroll (`$R` is a constant; every `if` folds away).
-macro_rules! middle_rounds {
-    ($R:ident, $r:ident => $body:block) => {
-        middle_rounds!(@each $R, $r, $body, 1 2 3 4 5 6 7 8 9 10 11 12 13)
-    };
-    (@each $R:ident, $r:ident, $body:block, $($i:literal)*) => {
-        $(
-            if $i < $R {
-                let $r: usize = $i;
-                $body
-            }
-        )*
-    };
-}
-
-/// The 8 registers of counter blocks from `c` (`[n, n + 1]` byte-reversed),
-/// whitened; advances `c` by 16 blocks.
-#[inline]
-#[target_feature(enable = "avx2,vaes")]
-fn counters(w: &Wide, c: &mut __m256i) -> [__m256i; REGS] {
-    let k0 = wide(&w.rk[0]);
-    let mut x = [_mm256_setzero_si256(); REGS];
-    for b in x.iter_mut() {
-        *b = _mm256_xor_si256(bswap(*c), k0);
-        *c = add32(*c, 2);
-    }
-    x
-}
-
-/// GHASH of the 16 blocks at `p` into `y`, one reduction.
-///
-/// # Safety
-/// 256 bytes at `p` are readable.
-#[inline]
-#[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq")]
-unsafe fn ghash_chunk(w: &Wide, y: __m128i, p: *const u8) -> __m128i {
-    let mut acc = WideAcc::zero();
-    for j in 0..REGS {
-        // SAFETY: register `j < 8` of the chunk (caller).
-        let mut g = bswap(unsafe { load_at(p, j) });
-        if j == 0 {
-            g = _mm256_xor_si256(g, _mm256_zextsi128_si256(y));
-        }
-        acc.mul_add(w, g, j);
-    }
-    acc.reduce()
-}
-
-/// One chunk: AES on the counters `$x` (whitened) with the GHASH of the 16
-/// blocks at `$g` into `$y` between the rounds, then the 16 blocks at
-/// `$src` XORed with the keystream into `$dst`. `$src` may equal `$dst`
-/// (in place: each register is loaded before it is stored), and `$g` may
-/// equal both (decryption in place hashes the chunk it decrypts: every
-/// block is loaded for the hash before it is overwritten). A macro, not a
-/// function: a `#[target_feature]` function cannot be `#[inline(always)]`,
-/// and LLVM declines to inline this one, which then passes the 8 states
-/// through the stack.
-///
-/// Safety contract of the expansion site: 256 bytes at `$g` and at `$src`
-/// are readable and 256 bytes at `$dst` writable; `$dst` is `$src` or does
-/// not overlap it, and does not overlap `$g` unless `$g` is `$src` too
-/// (in-place decryption).
-macro_rules! stitched {
-    ($R:ident, $w:expr, $x:expr, $y:expr, $g:expr, $src:expr, $dst:expr, $once:expr) => {{
-        let (w, g, src, p): (&Wide, *const u8, *const u8, *mut u8) = ($w, $g, $src, $dst);
-        let mut x: [__m256i; REGS] = $x;
-        let mut acc = WideAcc::zero();
-        // `$once` (decryption between separate buffers, `$g` = `$src`):
-        // each input register is read once, for the hash and the XOR, so
-        // the plaintext written is the decryption of exactly the
-        // ciphertext hashed, even if the caller's input changed meanwhile.
-        let mut held = [_mm256_setzero_si256(); REGS];
-        middle_rounds!($R, r => {
-            let mut k = wide(&w.rk[r]);
-            if (2..=REGS + 1).contains(&r) {
-                // SAFETY: an empty instruction sequence; it only tells LLVM
-                // that this round's key depends on the GHASH sums so far.
-                unsafe { tie(&mut k, &acc) };
-            }
-            for b in x.iter_mut() {
-                *b = _mm256_aesenc_epi128(*b, k);
-            }
-            if r <= REGS {
-                let j = r - 1;
-                // SAFETY: register `j < 8` at `g` (expansion site).
-                let raw = unsafe { load_at(g, j) };
-                if $once {
-                    held[j] = raw;
-                }
-                let mut h = bswap(raw);
-                if j == 0 {
-                    h = _mm256_xor_si256(h, _mm256_zextsi128_si256($y));
-                }
-                acc.mul_add(w, h, j);
-            }
-        });
-        $y = acc.reduce();
-        let k = wide(&w.rk[$R]);
-        for (j, b) in x.iter().enumerate() {
-            // SAFETY: register `j < 8` at `src` and `p` (expansion site);
-            // loaded before stored.
-            unsafe {
-                let d = if $once { held[j] } else { load_at(src, j) };
-                store_at(p, j, _mm256_aesenclast_epi128(*b, _mm256_xor_si256(k, d)));
-            }
-        }
-    }};
-}
-
-/// CTR only, on the chunk at `src`, into `p`.
-///
-/// # Safety
-/// 256 bytes at `src` are readable and at `p` writable; `p` is `src` or
-/// does not overlap it.
-#[inline]
-#[target_feature(enable = "avx2,vaes")]
-unsafe fn ctr_chunk<const R: usize>(w: &Wide, mut x: [__m256i; REGS], src: *const u8, p: *mut u8) {
-    middle_rounds!(R, r => {
-        let k = wide(&w.rk[r]);
-        for b in x.iter_mut() {
-            *b = _mm256_aesenc_epi128(*b, k);
-        }
-    });
-    let k = wide(&w.rk[R]);
-    for (j, b) in x.iter().enumerate() {
-        // SAFETY: register `j < 8` at `src` and `p` (caller); loaded before stored.
-        unsafe {
-            let d = load_at(src, j);
-            store_at(p, j, _mm256_aesenclast_epi128(*b, _mm256_xor_si256(k, d)));
-        }
-    }
-}
-
 /// The counter pair `[n, n + 1]` (byte-reversed) for the counter block
 /// whose big-endian integer is `n`.
 #[inline]
@@ -563,16 +344,165 @@ fn store_acc(acc: &mut Block, y: __m128i) {
     unsafe { _mm_storeu_si128(acc.as_mut_ptr().cast(), y) }
 }
 
-/// Encryption of the `len` bytes at `src` into `dst` (a non-zero multiple
-/// of 256 bytes; in place when the two are equal) from `counter`, the
-/// ciphertext absorbed into `acc`: the first chunk alone, then each chunk
-/// stitched with the GHASH of the one before (read back from `dst`), then
-/// the GHASH of the last.
+/// Makes `k` appear to depend on `lo`, `mid` and `hi` at no run-time cost
+/// (the `asm!` is empty): [`Reg::tie`].
 ///
 /// # Safety
-/// The CPU must support every feature in [`GCM_VAES_AVX2_FEATURES`]; `len`
-/// bytes at `src` are readable and at `dst` writable (and readable), `dst`
-/// equal to `src` or not overlapping it.
+/// None beyond the CPU supporting AVX (the caller's target features).
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn tie(k: &mut __m256i, lo: __m256i, mid: __m256i, hi: __m256i) {
+    // SAFETY: the template is empty: no instruction runs, nothing is read
+    // or written besides the operands, which are left unchanged.
+    unsafe {
+        core::arch::asm!(
+            "/* {k} {lo} {mid} {hi} */",
+            k = inout(ymm_reg) *k,
+            lo = in(ymm_reg) lo,
+            mid = in(ymm_reg) mid,
+            hi = in(ymm_reg) hi,
+            options(pure, nomem, nostack, preserves_flags)
+        );
+    }
+}
+
+/// Two blocks in a ymm register: the register type of the width-generic
+/// kernels (`wide.rs`). Made only inside this backend's `#[target_feature]`
+/// kernels ([`Ymm::token`]), which run only after every feature in
+/// [`GCM_VAES_AVX2_FEATURES`] was detected.
+#[derive(Clone, Copy)]
+struct Ymm(__m256i);
+
+impl Ymm {
+    /// A register to pass to the generic kernels as the proof they need.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn token() -> Ymm {
+        Ymm(_mm256_setzero_si256())
+    }
+}
+
+// SAFETY (for every block below): a `Ymm` exists only after every feature
+// in `GCM_VAES_AVX2_FEATURES` (AVX2, VAES, VPCLMULQDQ among them) was
+// detected (see `Ymm::token`), so these instructions may run.
+impl Reg for Ymm {
+    const LANES: usize = 2;
+    type Table = Wide;
+
+    #[inline(always)]
+    fn zero(self) -> Ymm {
+        // SAFETY: see the impl comment.
+        Ymm(unsafe { _mm256_setzero_si256() })
+    }
+    #[inline(always)]
+    fn xor(self, o: Ymm) -> Ymm {
+        // SAFETY: see the impl comment.
+        Ymm(unsafe { _mm256_xor_si256(self.0, o.0) })
+    }
+    #[inline(always)]
+    fn aes_round(self, k: Ymm) -> Ymm {
+        // SAFETY: see the impl comment.
+        Ymm(unsafe { _mm256_aesenc_epi128(self.0, k.0) })
+    }
+    #[inline(always)]
+    fn aes_last_round(self, k: Ymm) -> Ymm {
+        // SAFETY: see the impl comment.
+        Ymm(unsafe { _mm256_aesenclast_epi128(self.0, k.0) })
+    }
+    #[inline(always)]
+    fn clmul_lo(self, o: Ymm) -> Ymm {
+        // SAFETY: see the impl comment.
+        Ymm(unsafe { _mm256_clmulepi64_epi128::<0x00>(self.0, o.0) })
+    }
+    #[inline(always)]
+    fn clmul_hi(self, o: Ymm) -> Ymm {
+        // SAFETY: see the impl comment.
+        Ymm(unsafe { _mm256_clmulepi64_epi128::<0x11>(self.0, o.0) })
+    }
+    #[inline(always)]
+    fn swap_halves(self) -> Ymm {
+        // SAFETY: see the impl comment.
+        Ymm(unsafe { _mm256_shuffle_epi32::<0x4e>(self.0) })
+    }
+    #[inline(always)]
+    fn bswap(self) -> Ymm {
+        // SAFETY: see the impl comment.
+        Ymm(unsafe { bswap(self.0) })
+    }
+    #[inline(always)]
+    fn add32(self, n: i32) -> Ymm {
+        // SAFETY: see the impl comment.
+        Ymm(unsafe { add32(self.0, n) })
+    }
+    #[inline(always)]
+    fn lane0(self, y: __m128i) -> Ymm {
+        // SAFETY: see the impl comment.
+        Ymm(unsafe { _mm256_zextsi128_si256(y) })
+    }
+    #[inline(always)]
+    fn fold(self) -> __m128i {
+        // SAFETY: see the impl comment.
+        unsafe {
+            _mm_xor_si128(
+                _mm256_castsi256_si128(self.0),
+                _mm256_extracti128_si256::<1>(self.0),
+            )
+        }
+    }
+    #[inline(always)]
+    fn tie(&mut self, lo: Ymm, mid: Ymm, hi: Ymm) {
+        // SAFETY: see the impl comment.
+        unsafe { tie(&mut self.0, lo.0, mid.0, hi.0) }
+    }
+    #[inline(always)]
+    unsafe fn load_at(self, p: *const u8, i: usize) -> Ymm {
+        // SAFETY: see the impl comment; The 32 bytes are readable (the caller's promise).
+        Ymm(unsafe { load_at(p, i) })
+    }
+    #[inline(always)]
+    unsafe fn store_at(self, p: *mut u8, i: usize) {
+        // SAFETY: see the impl comment; The 32 bytes are writable (the caller's promise).
+        unsafe { store_at(p, i, self.0) }
+    }
+    #[inline(always)]
+    fn counter_lanes(self, counter: u128) -> Ymm {
+        // SAFETY: see the impl comment.
+        Ymm(unsafe { counter_pair(counter) })
+    }
+    #[inline(always)]
+    fn load_acc(self, acc: &Block) -> __m128i {
+        // SAFETY: see the impl comment.
+        unsafe { load_acc(acc) }
+    }
+    #[inline(always)]
+    fn store_acc(self, acc: &mut Block, y: __m128i) {
+        // SAFETY: see the impl comment.
+        unsafe { store_acc(acc, y) }
+    }
+    #[inline(always)]
+    fn round_key(self, w: &Wide, r: usize) -> Ymm {
+        // SAFETY: see the impl comment.
+        Ymm(unsafe { wide(&w.rk[r]) })
+    }
+    #[inline(always)]
+    fn power(self, w: &Wide, j: usize) -> Ymm {
+        // SAFETY: see the impl comment; 32 readable bytes, 32-byte aligned (see `wide`).
+        Ymm(unsafe { _mm256_load_si256(w.h[j].as_ptr().cast()) })
+    }
+    #[inline(always)]
+    fn power_k(self, w: &Wide, j: usize) -> Ymm {
+        // SAFETY: see the impl comment; As in `power`.
+        Ymm(unsafe { _mm256_load_si256(w.hk[j].as_ptr().cast()) })
+    }
+}
+
+/// Encryption of the `len` bytes at `src` into `dst` (a non-zero multiple
+/// of 256 bytes; in place when the two are equal): [`wide::seal`] on 8 ymm
+/// registers a chunk.
+///
+/// # Safety
+/// The CPU must support every feature in [`GCM_VAES_AVX2_FEATURES`]; as
+/// [`wide::seal`].
 #[target_feature(enable = "avx2,vaes,vpclmulqdq,pclmulqdq,aes,ssse3")]
 unsafe fn seal<const R: usize, const SEP: bool, const HASH_LAST: bool>(
     w: &Wide,
@@ -582,43 +512,15 @@ unsafe fn seal<const R: usize, const SEP: bool, const HASH_LAST: bool>(
     dst: *mut u8,
     len: usize,
 ) {
-    // In place (`!SEP`) the compiler sees one pointer, as before
-    // separate buffers existed: the same code for the common case.
-    debug_assert!(SEP != (src == dst.cast_const()), "SEP matches the buffers");
-    let src = if SEP { src } else { dst.cast_const() };
-    debug_assert!(len != 0 && len.is_multiple_of(CHUNK));
-    let chunks = len / CHUNK;
-    let mut y = load_acc(acc);
-    let mut c = counter_pair(counter);
-    let x = counters(w, &mut c);
-    // SAFETY: chunk 0 is in bounds of both.
-    unsafe { ctr_chunk::<R>(w, x, src, dst) };
-    for i in 1..chunks {
-        let x = counters(w, &mut c);
-        // SAFETY: chunk `i` is in bounds of both.
-        let (from, to) = unsafe { (src.add(CHUNK * i), dst.add(CHUNK * i)) };
-        // Chunks `i - 1` (hashed, in `dst`) and `i` (encrypted) are in bounds.
-        stitched!(
-            R,
-            w,
-            x,
-            y,
-            to.wrapping_sub(CHUNK).cast_const(),
-            from,
-            to,
-            false
-        );
+    // SAFETY: the features were detected (caller), so a `Ymm` may be made;
+    // the buffers as the caller promised.
+    unsafe {
+        wide::seal::<Ymm, R, REGS, SEP, HASH_LAST>(Ymm::token(), w, counter, acc, src, dst, len)
     }
-    if HASH_LAST {
-        // SAFETY: the last chunk of `dst` is in bounds.
-        y = unsafe { ghash_chunk(w, y, dst.add(CHUNK * (chunks - 1))) };
-    }
-    store_acc(acc, y);
 }
 
 /// Decryption of the `len` bytes at `src` into `dst` (a multiple of 256
-/// bytes; in place when equal) from `counter`, the ciphertext absorbed
-/// into `acc`, each chunk's GHASH stitched into its own CTR rounds.
+/// bytes; in place when equal): [`wide::open`] on 8 ymm registers a chunk.
 ///
 /// # Safety
 /// As [`seal`].
@@ -631,23 +533,9 @@ unsafe fn open<const R: usize, const SEP: bool>(
     dst: *mut u8,
     len: usize,
 ) {
-    // As in `seal`.
-    debug_assert!(SEP != (src == dst.cast_const()), "SEP matches the buffers");
-    let src = if SEP { src } else { dst.cast_const() };
-    debug_assert!(len.is_multiple_of(CHUNK));
-    let chunks = len / CHUNK;
-    let mut y = load_acc(acc);
-    let mut c = counter_pair(counter);
-    for i in 0..chunks {
-        let x = counters(w, &mut c);
-        // SAFETY: chunk `i` is in bounds of both.
-        let (from, to) = unsafe { (src.add(CHUNK * i), dst.add(CHUNK * i)) };
-        // Chunk `i` (hashed from `src`, decrypted into `dst`) is in bounds.
-        stitched!(R, w, x, y, from, from, to, SEP);
-    }
-    store_acc(acc, y);
+    // SAFETY: as in `seal`.
+    unsafe { wide::open::<Ymm, R, REGS, SEP>(Ymm::token(), w, counter, acc, src, dst, len) }
 }
-
 // ---------------------------------------------------------------------------
 // The last chunk and the lengths in one pass.
 
@@ -825,7 +713,7 @@ type Last = unsafe fn(&Wide, &LastOps<'_>, &mut Block, *const u8, *mut u8, usize
 /// `b <= 15`.
 #[inline]
 #[target_feature(enable = "avx2,vpclmulqdq")]
-unsafe fn mul_add_from(sum: &mut WideAcc, w: &Wide, x: __m256i, b: usize) {
+unsafe fn mul_add_from(sum: &mut WideAcc<Ymm>, w: &Wide, x: __m256i, b: usize) {
     debug_assert!(b < 16);
     // The pointers come from the whole `Wide` (not from the `h` field's
     // slice), so reading past a field stays within what they may read.
@@ -839,7 +727,7 @@ unsafe fn mul_add_from(sum: &mut WideAcc, w: &Wide, x: __m256i, b: usize) {
             _mm256_loadu_si256(base.add(core::mem::offset_of!(Wide, hk) + 16 * b).cast()),
         )
     };
-    sum.mul_add_by(x, h, hk);
+    sum.mul_add_by(Ymm(x), Ymm(h), Ymm(hk));
 }
 
 /// CTR over the last `t` bytes (`32 * (N - 1) < t <= 32 * N`, so `t < 256`)
@@ -871,14 +759,15 @@ unsafe fn last<const R: usize, const N: usize, const DEC: bool>(
     debug_assert!(operands <= 16);
     // Table block of the first operand's power, `H^operands`.
     let base = 16 - operands;
-    let mut sum = WideAcc::zero();
+    let ymm = Ymm::token();
+    let mut sum = WideAcc::zero(ymm);
     // The running hash joins the first operand: after the last whole
     // chunk's GHASH when it was left to this kernel (its multiplies and
     // reduction then run beside the AES rounds below, which do not wait
     // for them).
     let mut y = _mm256_zextsi128_si256(match ops.pending {
         // SAFETY: `CHUNK` readable bytes (`LastOps::pending`).
-        Some(p) => unsafe { ghash_chunk(w, load_acc(acc), p) },
+        Some(p) => unsafe { wide::ghash_chunk::<Ymm, REGS>(ymm, w, load_acc(acc), p) },
         None => load_acc(acc),
     });
     if head > 0 {

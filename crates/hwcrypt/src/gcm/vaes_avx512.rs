@@ -11,8 +11,11 @@
 //! Karatsuba, no reduction), the products summed over the lanes and reduced
 //! once per chunk (two folds by the `0xc2 << 56` constant). Round keys are
 //! broadcast to the four lanes and key powers laid out per register in a
-//! zmm table made by the first message that needs it. Associated data of a chunk or more is hashed with the same
-//! wide multiply.
+//! zmm table made by the first message that needs it. Associated data of a
+//! chunk or more is hashed with the same wide multiply. The chunk kernels
+//! are the width-generic ones of `wide.rs`, on [`Zmm`] registers; this file
+//! has the table, the zmm operations and (in `last_chunk.rs`) the
+//! last-chunk kernel.
 //!
 //! What is left after the last whole chunk (under 512 bytes): in the
 //! one-shot API ([`super::one_pass`]) one pass of its own (`last`): masked zmm
@@ -35,8 +38,8 @@
 //! `#[target_feature]` kernels.
 #![allow(unsafe_code)]
 
-use super::aesni_clmul::Acc;
 use super::one_pass::{LastChunk, LastOps};
+use super::wide::{self, REGS, Reg, WideAcc};
 use super::{inc32, vaes_avx2};
 use crate::aes::Block;
 use crate::cpu::{self, Features};
@@ -45,11 +48,9 @@ use crate::registry::VAES_AVX512_FEATURES;
 use crate::secret::{LazyBox, Schedule, SecretBox};
 use core::arch::x86_64::*;
 
-/// zmm registers of blocks per chunk.
-const REGS: usize = 8;
 /// Blocks per register.
 const LANES: usize = 4;
-/// Bytes per chunk: 32 blocks.
+/// Bytes per chunk (of `REGS` zmm registers): 32 blocks.
 const CHUNK: usize = 64 * REGS;
 
 /// Round keys (broadcast to the four lanes) and key powers (per register),
@@ -413,36 +414,26 @@ fn wide(entry: &[u8; 64]) -> __m512i {
     unsafe { core::ptr::read_volatile(entry.as_ptr().cast::<__m512i>()) }
 }
 
-/// Makes `k` appear to depend on the GHASH sums `acc`, at no run-time cost
-/// (the `asm!` is empty), so that LLVM keeps one GHASH step between
-/// consecutive AES rounds instead of moving all the multiplications after
-/// the rounds (see `vaes_avx2.rs`).
+/// Makes `k` appear to depend on `lo`, `mid` and `hi` at no run-time cost
+/// (the `asm!` is empty): [`Reg::tie`].
 ///
 /// # Safety
 /// None beyond the CPU supporting AVX-512F (the caller's target features).
 #[inline]
 #[target_feature(enable = "avx512f")]
-unsafe fn tie(k: &mut __m512i, acc: &WideAcc) {
+unsafe fn tie(k: &mut __m512i, lo: __m512i, mid: __m512i, hi: __m512i) {
     // SAFETY: the template is empty: no instruction runs, nothing is read
     // or written besides the operands, which are left unchanged.
     unsafe {
         core::arch::asm!(
             "/* {k} {lo} {mid} {hi} */",
             k = inout(zmm_reg) *k,
-            lo = in(zmm_reg) acc.lo,
-            mid = in(zmm_reg) acc.mid,
-            hi = in(zmm_reg) acc.hi,
+            lo = in(zmm_reg) lo,
+            mid = in(zmm_reg) mid,
+            hi = in(zmm_reg) hi,
             options(pure, nomem, nostack, preserves_flags)
         );
     }
-}
-
-/// A key power register: an ordinary load, which LLVM folds into `vpclmulqdq`.
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn power(entry: &[u8; 64]) -> __m512i {
-    // SAFETY: 64 readable bytes, 64-byte aligned (see `wide`).
-    unsafe { _mm512_load_si512(entry.as_ptr().cast()) }
 }
 
 /// Register `i` (blocks `4i .. 4i + 4`) of the buffer at `p`.
@@ -493,207 +484,11 @@ fn add32(c: __m512i, n: i32) -> __m512i {
     )
 }
 
-/// Unreduced GHASH sums on zmm, lane-wise Karatsuba.
-#[derive(Clone, Copy)]
-struct WideAcc {
-    lo: __m512i,
-    mid: __m512i,
-    hi: __m512i,
-}
-
-impl WideAcc {
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn zero() -> WideAcc {
-        WideAcc {
-            lo: _mm512_setzero_si512(),
-            mid: _mm512_setzero_si512(),
-            hi: _mm512_setzero_si512(),
-        }
-    }
-
-    /// Adds the four products of the byte-reversed blocks in `x` by the key
-    /// powers `w.h[j]`.
-    #[inline]
-    #[target_feature(enable = "avx512f,vpclmulqdq")]
-    fn mul_add(&mut self, w: &Wide, x: __m512i, j: usize) {
-        self.mul_add_by(x, power(&w.h[j]), power(&w.hk[j]));
-    }
-
-    /// Adds the four products of `x` by the key powers `h`, whose
-    /// Karatsuba operands are `hk`.
-    #[inline]
-    #[target_feature(enable = "avx2,vpclmulqdq,avx512f")]
-    fn mul_add_by(&mut self, x: __m512i, h: __m512i, hk: __m512i) {
-        self.lo = _mm512_xor_si512(self.lo, _mm512_clmulepi64_epi128::<0x00>(x, h));
-        self.hi = _mm512_xor_si512(self.hi, _mm512_clmulepi64_epi128::<0x11>(x, h));
-        let xk = _mm512_xor_si512(x, _mm512_shuffle_epi32::<0x4e>(x));
-        self.mid = _mm512_xor_si512(self.mid, _mm512_clmulepi64_epi128::<0x00>(xk, hk));
-    }
-
-    /// The four lanes summed and reduced.
-    #[inline]
-    #[target_feature(enable = "avx512f,avx2,vpclmulqdq,pclmulqdq")]
-    fn reduce(self) -> __m128i {
-        let fold = |v: __m512i| {
-            let v = _mm256_xor_si256(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64::<1>(v));
-            _mm_xor_si128(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v))
-        };
-        Acc {
-            lo: fold(self.lo),
-            mid: fold(self.mid),
-            hi: fold(self.hi),
-        }
-        .reduce()
-    }
-}
-
 /// The zmm register whose lane 0 is `y` and whose other lanes are zero.
 #[inline]
 #[target_feature(enable = "avx512f")]
 fn lane0(y: __m128i) -> __m512i {
     _mm512_inserti32x4::<0>(_mm512_setzero_si512(), y)
-}
-
-/// Runs `$body` for each middle AES round `$r` in `1..$R`, written out so
-/// the rounds unroll (`$R` is a constant; every `if` folds away).
-macro_rules! middle_rounds {
-    ($R:ident, $r:ident => $body:block) => {
-        middle_rounds!(@each $R, $r, $body, 1 2 3 4 5 6 7 8 9 10 11 12 13)
-    };
-    (@each $R:ident, $r:ident, $body:block, $($i:literal)*) => {
-        $(
-            if $i < $R {
-                let $r: usize = $i;
-                $body
-            }
-        )*
-    };
-}
-
-/// `N` registers of counter blocks from `c` (`[n, .., n + 3]`
-/// byte-reversed), whitened; advances `c` by `4 * N` blocks.
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw")]
-fn counters<const N: usize>(w: &Wide, c: &mut __m512i) -> [__m512i; N] {
-    let k0 = wide(&w.rk[0]);
-    let mut x = [_mm512_setzero_si512(); N];
-    for b in x.iter_mut() {
-        *b = _mm512_xor_si512(bswap(*c), k0);
-        *c = add32(*c, LANES as i32);
-    }
-    x
-}
-
-/// GHASH of the `4 * N` blocks at `p` into `y` (`N <= REGS`), one
-/// reduction: register `j` by the powers of `w.h[j + REGS - N]`.
-///
-/// # Safety
-/// `64 * N` bytes at `p` are readable.
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx2,vpclmulqdq,pclmulqdq")]
-unsafe fn ghash_chunk<const N: usize>(w: &Wide, y: __m128i, p: *const u8) -> __m128i {
-    let mut acc = WideAcc::zero();
-    for j in 0..N {
-        // SAFETY: register `j < N` of the chunk (caller).
-        let mut g = bswap(unsafe { load_at(p, j) });
-        if j == 0 {
-            g = _mm512_xor_si512(g, lane0(y));
-        }
-        acc.mul_add(w, g, j + REGS - N);
-    }
-    acc.reduce()
-}
-
-/// One chunk of `$N` registers: AES on the counters `$x` (whitened) with
-/// the GHASH of the `4 * $N` blocks at `$g` into `$y` between the rounds
-/// (one register per round: `$N` is at most the rounds less one), then
-/// the blocks at `$src` XORed with the keystream into `$dst`. `$src` may
-/// equal `$dst` (in place: each register is loaded before it is stored),
-/// and `$g` may equal both (decryption in place hashes the chunk it
-/// decrypts: every register is loaded for the hash before it is
-/// overwritten). A macro, not a function: LLVM declines to inline a
-/// `#[target_feature]` function this large and would pass the 8 states
-/// through the stack.
-///
-/// Safety contract of the expansion site: `64 * $N` bytes at `$g` and at
-/// `$src` are readable and `64 * $N` bytes at `$dst` writable; `$dst` is
-/// `$src` or does not overlap it, and does not overlap `$g` unless `$g`
-/// is `$src` too (in-place decryption).
-macro_rules! stitched {
-    ($R:ident, $N:ident, $w:expr, $x:expr, $y:expr, $g:expr, $src:expr, $dst:expr, $once:expr) => {{
-        let (w, g, src, p): (&Wide, *const u8, *const u8, *mut u8) = ($w, $g, $src, $dst);
-        let mut x: [__m512i; $N] = $x;
-        let mut acc = WideAcc::zero();
-        // `$once` (decryption between separate buffers, `$g` = `$src`):
-        // each input register is read once, for the hash and the XOR, so
-        // the plaintext written is the decryption of exactly the
-        // ciphertext hashed, even if the caller's input changed meanwhile.
-        let mut held = [_mm512_setzero_si512(); $N];
-        middle_rounds!($R, r => {
-            let mut k = wide(&w.rk[r]);
-            if (2..=$N + 1).contains(&r) {
-                // SAFETY: an empty instruction sequence; it only tells LLVM
-                // that this round's key depends on the GHASH sums so far.
-                unsafe { tie(&mut k, &acc) };
-            }
-            for b in x.iter_mut() {
-                *b = _mm512_aesenc_epi128(*b, k);
-            }
-            if r <= $N {
-                let j = r - 1;
-                // SAFETY: register `j < N` at `g` (expansion site).
-                let raw = unsafe { load_at(g, j) };
-                if $once {
-                    held[j] = raw;
-                }
-                let mut h = bswap(raw);
-                if j == 0 {
-                    h = _mm512_xor_si512(h, lane0($y));
-                }
-                acc.mul_add(w, h, j + REGS - $N);
-            }
-        });
-        $y = acc.reduce();
-        let k = wide(&w.rk[$R]);
-        for (j, b) in x.iter().enumerate() {
-            // SAFETY: register `j < N` at `src` and `p` (expansion site);
-            // loaded before stored.
-            unsafe {
-                let d = if $once { held[j] } else { load_at(src, j) };
-                store_at(p, j, _mm512_aesenclast_epi128(*b, _mm512_xor_si512(k, d)));
-            }
-        }
-    }};
-}
-
-/// CTR only, on the chunk of `N` registers at `src`, into `p`.
-///
-/// # Safety
-/// `64 * N` bytes at `src` are readable and at `p` writable; `p` is `src`
-/// or does not overlap it.
-#[inline]
-#[target_feature(enable = "avx512f,vaes")]
-unsafe fn ctr_chunk<const R: usize, const N: usize>(
-    w: &Wide,
-    mut x: [__m512i; N],
-    src: *const u8,
-    p: *mut u8,
-) {
-    middle_rounds!(R, r => {
-        let k = wide(&w.rk[r]);
-        for b in x.iter_mut() {
-            *b = _mm512_aesenc_epi128(*b, k);
-        }
-    });
-    let k = wide(&w.rk[R]);
-    for (j, b) in x.iter().enumerate() {
-        // SAFETY: register `j < N` at `src` and `p` (caller); loaded before stored.
-        unsafe {
-            let d = load_at(src, j);
-            store_at(p, j, _mm512_aesenclast_epi128(*b, _mm512_xor_si512(k, d)));
-        }
-    }
 }
 
 /// The counter quadruple `[n, .., n + 3]` (byte-reversed) for the counter
@@ -723,32 +518,155 @@ fn store_acc(acc: &mut Block, y: __m128i) {
     unsafe { _mm_storeu_si128(acc.as_mut_ptr().cast(), bswap128(y)) }
 }
 
-/// GHASH of `data` (a non-zero multiple of 512 bytes) into `acc`.
+/// Four blocks in a zmm register: the register type of the width-generic
+/// kernels (`wide.rs`). Made only inside this backend's `#[target_feature]`
+/// kernels ([`Zmm::token`]), which run only after every feature in
+/// [`VAES_AVX512_FEATURES`] was detected.
+#[derive(Clone, Copy)]
+struct Zmm(__m512i);
+
+impl Zmm {
+    /// A register to pass to the generic kernels as the proof they need.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn token() -> Zmm {
+        Zmm(_mm512_setzero_si512())
+    }
+}
+
+// SAFETY (for every block below): a `Zmm` exists only after every feature
+// in `VAES_AVX512_FEATURES` (AVX-512 F/BW/VL, VAES, VPCLMULQDQ among them)
+// was detected (see `Zmm::token`), so these instructions may run.
+impl Reg for Zmm {
+    const LANES: usize = LANES;
+    type Table = Wide;
+
+    #[inline(always)]
+    fn zero(self) -> Zmm {
+        // SAFETY: see the impl comment.
+        Zmm(unsafe { _mm512_setzero_si512() })
+    }
+    #[inline(always)]
+    fn xor(self, o: Zmm) -> Zmm {
+        // SAFETY: see the impl comment.
+        Zmm(unsafe { _mm512_xor_si512(self.0, o.0) })
+    }
+    #[inline(always)]
+    fn aes_round(self, k: Zmm) -> Zmm {
+        // SAFETY: see the impl comment.
+        Zmm(unsafe { _mm512_aesenc_epi128(self.0, k.0) })
+    }
+    #[inline(always)]
+    fn aes_last_round(self, k: Zmm) -> Zmm {
+        // SAFETY: see the impl comment.
+        Zmm(unsafe { _mm512_aesenclast_epi128(self.0, k.0) })
+    }
+    #[inline(always)]
+    fn clmul_lo(self, o: Zmm) -> Zmm {
+        // SAFETY: see the impl comment.
+        Zmm(unsafe { _mm512_clmulepi64_epi128::<0x00>(self.0, o.0) })
+    }
+    #[inline(always)]
+    fn clmul_hi(self, o: Zmm) -> Zmm {
+        // SAFETY: see the impl comment.
+        Zmm(unsafe { _mm512_clmulepi64_epi128::<0x11>(self.0, o.0) })
+    }
+    #[inline(always)]
+    fn swap_halves(self) -> Zmm {
+        // SAFETY: see the impl comment.
+        Zmm(unsafe { _mm512_shuffle_epi32::<0x4e>(self.0) })
+    }
+    #[inline(always)]
+    fn bswap(self) -> Zmm {
+        // SAFETY: see the impl comment.
+        Zmm(unsafe { bswap(self.0) })
+    }
+    #[inline(always)]
+    fn add32(self, n: i32) -> Zmm {
+        // SAFETY: see the impl comment.
+        Zmm(unsafe { add32(self.0, n) })
+    }
+    #[inline(always)]
+    fn lane0(self, y: __m128i) -> Zmm {
+        // SAFETY: see the impl comment.
+        Zmm(unsafe { lane0(y) })
+    }
+    #[inline(always)]
+    fn fold(self) -> __m128i {
+        let v = self.0;
+        // SAFETY: see the impl comment.
+        unsafe {
+            let v = _mm256_xor_si256(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64::<1>(v));
+            _mm_xor_si128(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v))
+        }
+    }
+    #[inline(always)]
+    fn tie(&mut self, lo: Zmm, mid: Zmm, hi: Zmm) {
+        // SAFETY: see the impl comment.
+        unsafe { tie(&mut self.0, lo.0, mid.0, hi.0) }
+    }
+    #[inline(always)]
+    unsafe fn load_at(self, p: *const u8, i: usize) -> Zmm {
+        // SAFETY: see the impl comment; the 64 bytes are readable (the
+        // caller's promise).
+        Zmm(unsafe { load_at(p, i) })
+    }
+    #[inline(always)]
+    unsafe fn store_at(self, p: *mut u8, i: usize) {
+        // SAFETY: see the impl comment; the 64 bytes are writable (the
+        // caller's promise).
+        unsafe { store_at(p, i, self.0) }
+    }
+    #[inline(always)]
+    fn counter_lanes(self, counter: u128) -> Zmm {
+        // SAFETY: see the impl comment.
+        Zmm(unsafe { counter_quad(counter) })
+    }
+    #[inline(always)]
+    fn load_acc(self, acc: &Block) -> __m128i {
+        // SAFETY: see the impl comment.
+        unsafe { load_acc(acc) }
+    }
+    #[inline(always)]
+    fn store_acc(self, acc: &mut Block, y: __m128i) {
+        // SAFETY: see the impl comment.
+        unsafe { store_acc(acc, y) }
+    }
+    #[inline(always)]
+    fn round_key(self, w: &Wide, r: usize) -> Zmm {
+        // SAFETY: see the impl comment.
+        Zmm(unsafe { wide(&w.rk[r]) })
+    }
+    #[inline(always)]
+    fn power(self, w: &Wide, j: usize) -> Zmm {
+        // SAFETY: see the impl comment; 64 readable bytes, 64-byte aligned
+        // (see `wide`).
+        Zmm(unsafe { _mm512_load_si512(w.h[j].as_ptr().cast()) })
+    }
+    #[inline(always)]
+    fn power_k(self, w: &Wide, j: usize) -> Zmm {
+        // SAFETY: as in `power`.
+        Zmm(unsafe { _mm512_load_si512(w.hk[j].as_ptr().cast()) })
+    }
+}
+
+/// GHASH of `data` (a non-zero multiple of 512 bytes) into `acc`:
+/// [`wide::ghash`] on zmm registers.
 ///
 /// # Safety
 /// The CPU must support every feature in [`VAES_AVX512_FEATURES`].
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,vpclmulqdq,pclmulqdq,ssse3")]
 unsafe fn ghash(w: &Wide, acc: &mut Block, data: &[u8]) {
-    debug_assert!(data.len().is_multiple_of(CHUNK));
-    let mut y = load_acc(acc);
-    for chunk in data.chunks_exact(CHUNK) {
-        // SAFETY: `chunk` is 512 readable bytes.
-        y = unsafe { ghash_chunk::<REGS>(w, y, chunk.as_ptr()) };
-    }
-    store_acc(acc, y);
+    wide::ghash(Zmm::token(), w, acc, data);
 }
 
 /// Encryption of the `len` bytes at `src` into `dst` (a non-zero multiple
 /// of `64 * N` bytes, chunks of `N` registers; in place when the two are
-/// equal) from `counter`, the ciphertext absorbed into `acc`: the first
-/// chunk alone, then each chunk stitched with the GHASH of the one before
-/// (read back from `dst`), then (with `HASH_LAST`) the GHASH of the last;
-/// without it the last chunk is left for the caller to absorb.
+/// equal): [`wide::seal`] on zmm registers.
 ///
 /// # Safety
-/// The CPU must support every feature in [`VAES_AVX512_FEATURES`]; `len`
-/// bytes at `src` are readable and at `dst` writable (and readable), `dst`
-/// equal to `src` or not overlapping it.
+/// The CPU must support every feature in [`VAES_AVX512_FEATURES`]; as
+/// [`wide::seal`].
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,vaes,vpclmulqdq,pclmulqdq,aes,ssse3")]
 unsafe fn seal<const R: usize, const N: usize, const SEP: bool, const HASH_LAST: bool>(
     w: &Wide,
@@ -758,46 +676,14 @@ unsafe fn seal<const R: usize, const N: usize, const SEP: bool, const HASH_LAST:
     dst: *mut u8,
     len: usize,
 ) {
-    // In place (`!SEP`) the compiler sees one pointer, as before
-    // separate buffers existed: the same code for the common case.
-    debug_assert!(SEP != (src == dst.cast_const()), "SEP matches the buffers");
-    let src = if SEP { src } else { dst.cast_const() };
-    let chunk = 64 * N;
-    debug_assert!(len != 0 && len.is_multiple_of(chunk));
-    let chunks = len / chunk;
-    let mut y = load_acc(acc);
-    let mut c = counter_quad(counter);
-    let x = counters::<N>(w, &mut c);
-    // SAFETY: chunk 0 is in bounds of both.
-    unsafe { ctr_chunk::<R, N>(w, x, src, dst) };
-    for i in 1..chunks {
-        let x = counters::<N>(w, &mut c);
-        // SAFETY: chunk `i` is in bounds of both.
-        let (from, to) = unsafe { (src.add(chunk * i), dst.add(chunk * i)) };
-        // Chunks `i - 1` (hashed, in `dst`) and `i` (encrypted) are in bounds.
-        stitched!(
-            R,
-            N,
-            w,
-            x,
-            y,
-            to.wrapping_sub(chunk).cast_const(),
-            from,
-            to,
-            false
-        );
-    }
-    if HASH_LAST {
-        // SAFETY: the last chunk of `dst` is in bounds.
-        y = unsafe { ghash_chunk::<N>(w, y, dst.add(chunk * (chunks - 1))) };
-    }
-    store_acc(acc, y);
+    // SAFETY: the features were detected (caller), so a `Zmm` may be made;
+    // the buffers as the caller promised.
+    unsafe { wide::seal::<Zmm, R, N, SEP, HASH_LAST>(Zmm::token(), w, counter, acc, src, dst, len) }
 }
 
-/// Decryption of the `len` bytes at `src` into `dst` (a non-zero multiple
-/// of `64 * N` bytes, chunks of `N` registers; in place when equal) from
-/// `counter`, the ciphertext absorbed into `acc`, each chunk's GHASH
-/// stitched into its own CTR rounds.
+/// Decryption of the `len` bytes at `src` into `dst` (a multiple of
+/// `64 * N` bytes, chunks of `N` registers; in place when equal):
+/// [`wide::open`] on zmm registers.
 ///
 /// # Safety
 /// As [`seal`].
@@ -810,25 +696,9 @@ unsafe fn open<const R: usize, const N: usize, const SEP: bool>(
     dst: *mut u8,
     len: usize,
 ) {
-    // In place (`!SEP`) the compiler sees one pointer, as before
-    // separate buffers existed: the same code for the common case.
-    debug_assert!(SEP != (src == dst.cast_const()), "SEP matches the buffers");
-    let src = if SEP { src } else { dst.cast_const() };
-    let chunk = 64 * N;
-    debug_assert!(len.is_multiple_of(chunk));
-    let chunks = len / chunk;
-    let mut y = load_acc(acc);
-    let mut c = counter_quad(counter);
-    for i in 0..chunks {
-        let x = counters::<N>(w, &mut c);
-        // SAFETY: chunk `i` is in bounds of both.
-        let (from, to) = unsafe { (src.add(chunk * i), dst.add(chunk * i)) };
-        // Chunk `i` (hashed from `src`, decrypted into `dst`) is in bounds.
-        stitched!(R, N, w, x, y, from, from, to, SEP);
-    }
-    store_acc(acc, y);
+    // SAFETY: as in `seal`.
+    unsafe { wide::open::<Zmm, R, N, SEP>(Zmm::token(), w, counter, acc, src, dst, len) }
 }
 
-// The last chunk and the lengths in one pass; after the macros it uses
-// (`macro_rules!` scope is textual).
+// The last chunk and the lengths in one pass.
 mod last_chunk;

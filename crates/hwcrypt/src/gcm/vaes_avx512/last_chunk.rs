@@ -75,7 +75,7 @@ type Last = unsafe fn(&Wide, &LastOps<'_>, &mut Block, *const u8, *mut u8, usize
 /// `b <= 31`.
 #[inline]
 #[target_feature(enable = "avx512f,vpclmulqdq")]
-unsafe fn mul_add_from(sum: &mut WideAcc, w: &Wide, x: __m512i, b: usize) {
+unsafe fn mul_add_from(sum: &mut WideAcc<Zmm>, w: &Wide, x: __m512i, b: usize) {
     debug_assert!(b < LANES * REGS);
     // The pointers come from the whole `Wide` (not from the `h` field's
     // slice), so reading past a field stays within what they may read.
@@ -89,7 +89,7 @@ unsafe fn mul_add_from(sum: &mut WideAcc, w: &Wide, x: __m512i, b: usize) {
             _mm512_loadu_si512(base.add(core::mem::offset_of!(Wide, hk) + 16 * b).cast()),
         )
     };
-    sum.mul_add_by(x, h, hk);
+    sum.mul_add_by(Zmm(x), Zmm(h), Zmm(hk));
 }
 
 /// The block `v` (a 128-bit integer) in lane `i` of a register, others zero.
@@ -129,14 +129,15 @@ unsafe fn last<const R: usize, const N: usize, const DEC: bool>(
     debug_assert!(operands <= LANES * REGS);
     // Table block of the first operand's power, `H^operands`.
     let base = LANES * REGS - operands;
-    let mut sum = WideAcc::zero();
+    let zmm = Zmm::token();
+    let mut sum = WideAcc::zero(zmm);
     // The running hash joins the first operand: after the last whole
     // chunk's GHASH when it was left to this kernel (its multiplies and
     // reduction then run beside the AES rounds below, which do not wait
     // for them).
     let mut y = lane0(match ops.pending {
         // SAFETY: `CHUNK` readable bytes (`LastOps::pending`).
-        Some(p) => unsafe { ghash_chunk::<REGS>(w, load_acc(acc), p) },
+        Some(p) => unsafe { wide::ghash_chunk::<Zmm, REGS>(zmm, w, load_acc(acc), p) },
         None => load_acc(acc),
     });
     if head > 0 {
