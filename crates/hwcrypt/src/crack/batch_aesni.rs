@@ -4,7 +4,6 @@
 use super::kernel::{self, KeyBatch, Lanes};
 use super::predicate::Plan;
 use crate::aes::{Block, KeySize};
-use crate::cpu::{self, Features};
 use crate::registry::AESNI_FEATURES;
 use core::arch::x86_64::*;
 
@@ -21,49 +20,13 @@ pub(crate) const BATCH: usize = 16;
 #[derive(Clone, Copy)]
 pub(crate) struct Xmm(__m128i);
 
-/// Proof that AES-NI and SSSE3 are usable.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Kernel(());
-
-impl Kernel {
-    pub(crate) fn new() -> Option<Kernel> {
-        cpu::features()
-            .ok()?
-            .contains(Features::of(AESNI_FEATURES))
-            .then_some(Kernel(()))
-    }
-
-    #[inline(always)]
-    fn token(self) -> Xmm {
-        // SAFETY: SSE2 is part of x86-64.
-        Xmm(unsafe { _mm_setzero_si128() })
-    }
-
-    pub(crate) fn filter(self, size: KeySize, plan: &Plan, keys: &KeyBatch) -> u64 {
-        // SAFETY: a `Kernel` exists only after AES-NI and SSSE3 were detected.
-        unsafe { filter(self.token(), size, plan, keys) }
-    }
-
-    #[cfg(test)]
-    pub(crate) fn schedules(self, size: KeySize, keys: &KeyBatch) -> Vec<(Vec<Block>, Vec<Block>)> {
-        // SAFETY: as in `filter`.
-        unsafe { schedules(self.token(), size, keys) }
-    }
-}
-
-/// # Safety
-/// The CPU must support AES-NI and SSSE3.
-#[target_feature(enable = "aes,ssse3")]
-unsafe fn filter(t: Xmm, size: KeySize, plan: &Plan, keys: &KeyBatch) -> u64 {
-    kernel::filter::<Xmm, BATCH, P>(t, size, plan, keys)
-}
-
-/// # Safety
-/// As [`filter`].
-#[cfg(test)]
-#[target_feature(enable = "aes,ssse3")]
-unsafe fn schedules(t: Xmm, size: KeySize, keys: &KeyBatch) -> Vec<(Vec<Block>, Vec<Block>)> {
-    kernel::schedules::<Xmm, BATCH>(t, size, keys)
+batch_kernel! {
+    reg: Xmm,
+    zero: _mm_setzero_si128(),
+    features: AESNI_FEATURES,
+    target: "aes,ssse3",
+    regs: BATCH,
+    side_by_side: P,
 }
 
 // SAFETY (for every block below): an `Xmm` exists only after AES-NI and

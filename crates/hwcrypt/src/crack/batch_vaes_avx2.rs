@@ -7,7 +7,6 @@
 use super::kernel::{self, KeyBatch, Lanes};
 use super::predicate::Plan;
 use crate::aes::{Block, KeySize};
-use crate::cpu::{self, Features};
 use crate::registry::VAES_AVX2_FEATURES;
 use core::arch::x86_64::*;
 
@@ -26,49 +25,13 @@ pub(crate) const BATCH: usize = 2 * G;
 #[derive(Clone, Copy)]
 pub(crate) struct Ymm(__m256i);
 
-/// Proof that VAES, AVX2 and AES-NI are usable.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Kernel(());
-
-impl Kernel {
-    pub(crate) fn new() -> Option<Kernel> {
-        cpu::features()
-            .ok()?
-            .contains(Features::of(VAES_AVX2_FEATURES))
-            .then_some(Kernel(()))
-    }
-
-    #[inline(always)]
-    fn token(self) -> Ymm {
-        // SAFETY: a `Kernel` exists only after AVX2 was detected.
-        Ymm(unsafe { _mm256_setzero_si256() })
-    }
-
-    pub(crate) fn filter(self, size: KeySize, plan: &Plan, keys: &KeyBatch) -> u64 {
-        // SAFETY: a `Kernel` exists only after VAES, AVX2 and AES-NI were detected.
-        unsafe { filter(self.token(), size, plan, keys) }
-    }
-
-    #[cfg(test)]
-    pub(crate) fn schedules(self, size: KeySize, keys: &KeyBatch) -> Vec<(Vec<Block>, Vec<Block>)> {
-        // SAFETY: as in `filter`.
-        unsafe { schedules(self.token(), size, keys) }
-    }
-}
-
-/// # Safety
-/// The CPU must support VAES, AVX2, AES-NI and SSSE3.
-#[target_feature(enable = "aes,ssse3,avx,avx2,vaes")]
-unsafe fn filter(t: Ymm, size: KeySize, plan: &Plan, keys: &KeyBatch) -> u64 {
-    kernel::filter::<Ymm, G, P>(t, size, plan, keys)
-}
-
-/// # Safety
-/// As [`filter`].
-#[cfg(test)]
-#[target_feature(enable = "aes,ssse3,avx,avx2,vaes")]
-unsafe fn schedules(t: Ymm, size: KeySize, keys: &KeyBatch) -> Vec<(Vec<Block>, Vec<Block>)> {
-    kernel::schedules::<Ymm, G>(t, size, keys)
+batch_kernel! {
+    reg: Ymm,
+    zero: _mm256_setzero_si256(),
+    features: VAES_AVX2_FEATURES,
+    target: "aes,ssse3,avx,avx2,vaes",
+    regs: G,
+    side_by_side: P,
 }
 
 // SAFETY (for every block below): a `Ymm` exists only after VAES and AVX2

@@ -7,7 +7,6 @@
 use super::kernel::{self, KeyBatch, Lanes};
 use super::predicate::Plan;
 use crate::aes::{Block, KeySize};
-use crate::cpu::{self, Features};
 use crate::registry::VAES_AVX512_FEATURES;
 use core::arch::x86_64::*;
 
@@ -25,49 +24,13 @@ pub(crate) const BATCH: usize = 4 * G;
 #[derive(Clone, Copy)]
 pub(crate) struct Zmm(__m512i);
 
-/// Proof that VAES, AVX-512 F/VL/BW/DQ, AVX2 and AES-NI are usable.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Kernel(());
-
-impl Kernel {
-    pub(crate) fn new() -> Option<Kernel> {
-        cpu::features()
-            .ok()?
-            .contains(Features::of(VAES_AVX512_FEATURES))
-            .then_some(Kernel(()))
-    }
-
-    #[inline(always)]
-    fn token(self) -> Zmm {
-        // SAFETY: a `Kernel` exists only after AVX-512F was detected.
-        Zmm(unsafe { _mm512_setzero_si512() })
-    }
-
-    pub(crate) fn filter(self, size: KeySize, plan: &Plan, keys: &KeyBatch) -> u64 {
-        // SAFETY: a `Kernel` exists only after the features were detected.
-        unsafe { filter(self.token(), size, plan, keys) }
-    }
-
-    #[cfg(test)]
-    pub(crate) fn schedules(self, size: KeySize, keys: &KeyBatch) -> Vec<(Vec<Block>, Vec<Block>)> {
-        // SAFETY: as in `filter`.
-        unsafe { schedules(self.token(), size, keys) }
-    }
-}
-
-/// # Safety
-/// The CPU must support VAES, AVX-512 F/BW/VL, AVX2, AES-NI and SSSE3.
-#[target_feature(enable = "aes,ssse3,avx,avx2,vaes,avx512f,avx512bw,avx512vl")]
-unsafe fn filter(t: Zmm, size: KeySize, plan: &Plan, keys: &KeyBatch) -> u64 {
-    kernel::filter::<Zmm, G, P>(t, size, plan, keys)
-}
-
-/// # Safety
-/// As [`filter`].
-#[cfg(test)]
-#[target_feature(enable = "aes,ssse3,avx,avx2,vaes,avx512f,avx512bw,avx512vl")]
-unsafe fn schedules(t: Zmm, size: KeySize, keys: &KeyBatch) -> Vec<(Vec<Block>, Vec<Block>)> {
-    kernel::schedules::<Zmm, G>(t, size, keys)
+batch_kernel! {
+    reg: Zmm,
+    zero: _mm512_setzero_si512(),
+    features: VAES_AVX512_FEATURES,
+    target: "aes,ssse3,avx,avx2,vaes,avx512f,avx512bw,avx512vl",
+    regs: G,
+    side_by_side: P,
 }
 
 // SAFETY (for every block below): a `Zmm` exists only after VAES and

@@ -14,6 +14,79 @@
 use super::predicate::{BlockCheck, Plan};
 use crate::aes::{Block, KeySize};
 
+/// The entry points of an ISA file's batch kernel, the same in each:
+/// `Kernel`, the proof that the registry's feature list `$features` was
+/// detected (under the `HWCRYPT_CPU` mask), which makes the register type
+/// `$reg` (`$zero`, an all-zero register, as its token), and the
+/// `#[target_feature(enable = $target)]` functions that compile
+/// [`filter`] (and, for the tests, `schedules`) for `$regs` registers a
+/// batch, `$side` expanded side by side.
+macro_rules! batch_kernel {
+    (
+        reg: $reg:ident,
+        zero: $zero:expr,
+        features: $features:path,
+        target: $target:literal,
+        regs: $regs:expr,
+        side_by_side: $side:expr $(,)?
+    ) => {
+        /// Proof that this file's CPU features were detected (only
+        /// [`Kernel::new`] makes one).
+        #[derive(Clone, Copy, Debug)]
+        pub(crate) struct Kernel(());
+
+        impl Kernel {
+            pub(crate) fn new() -> Option<Kernel> {
+                crate::cpu::features()
+                    .ok()?
+                    .contains(crate::cpu::Features::of($features))
+                    .then_some(Kernel(()))
+            }
+
+            #[inline(always)]
+            fn token(self) -> $reg {
+                // SAFETY: a `Kernel` exists only after the features were
+                // detected (`Kernel::new`), the register's among them.
+                $reg(unsafe { $zero })
+            }
+
+            pub(crate) fn filter(self, size: KeySize, plan: &Plan, keys: &KeyBatch) -> u64 {
+                // SAFETY: a `Kernel` exists only after the features were detected.
+                unsafe { filter(self.token(), size, plan, keys) }
+            }
+
+            #[cfg(test)]
+            pub(crate) fn schedules(
+                self,
+                size: KeySize,
+                keys: &KeyBatch,
+            ) -> Vec<(Vec<Block>, Vec<Block>)> {
+                // SAFETY: as in `filter`.
+                unsafe { schedules(self.token(), size, keys) }
+            }
+        }
+
+        /// # Safety
+        /// The CPU must support every feature in `$target`.
+        #[target_feature(enable = $target)]
+        unsafe fn filter(t: $reg, size: KeySize, plan: &Plan, keys: &KeyBatch) -> u64 {
+            kernel::filter::<$reg, { $regs }, { $side }>(t, size, plan, keys)
+        }
+
+        /// # Safety
+        /// As [`filter`].
+        #[cfg(test)]
+        #[target_feature(enable = $target)]
+        unsafe fn schedules(
+            t: $reg,
+            size: KeySize,
+            keys: &KeyBatch,
+        ) -> Vec<(Vec<Block>, Vec<Block>)> {
+            kernel::schedules::<$reg, { $regs }>(t, size, keys)
+        }
+    };
+}
+
 /// Most keys per batch (the pass mask is a `u64`).
 pub(crate) const MAX_BATCH: usize = 64;
 

@@ -26,6 +26,7 @@
 //! # Ok::<(), hwcrypt::Error>(())
 //! ```
 
+#[macro_use]
 mod kernel;
 mod keyspace;
 mod predicate;
