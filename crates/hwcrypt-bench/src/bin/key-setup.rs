@@ -6,6 +6,11 @@
 //! speed`) on BACKEND in a loop, MILLIS per round, and prints
 //! the best and median ns per key over ROUNDS: a steady loop to run under
 //! `perf record` and to compare layouts of the key objects.
+//!
+//! Each call's key differs from the last: one byte of it is raised before
+//! the call, or with `KEY_RING=1` the keys are 16 made up front and taken in
+//! turn, as `hwcrypt speed` does (no byte store for the key's first load to
+//! wait on: docs/performance.md, key setup, 2026-11-28).
 
 use hwcrypt::Backend;
 use hwcrypt::aead::Aead;
@@ -75,15 +80,29 @@ fn main() {
         eprintln!("key-setup: {kind} on {backend}: {e}");
         std::process::exit(1);
     }
+    // KEY_RING=1: cycle through 16 keys made up front (as `hwcrypt speed`
+    // does) instead of raising one byte of a single key before each call.
+    let ring: Option<Vec<[u8; 64]>> = std::env::var_os("KEY_RING").map(|_| {
+        (0..16)
+            .map(|j| {
+                let mut k = key;
+                k[j % 8] = k[j % 8].wrapping_add(1 + (j / 8) as u8);
+                k
+            })
+            .collect()
+    });
     let window = Duration::from_millis(millis);
     let mut per_key = Vec::with_capacity(rounds);
     for _ in 0..rounds {
         let (start, mut n) = (Instant::now(), 0u64);
         while start.elapsed() < window {
             for i in 0..256 {
-                // A new key each time, as `hwcrypt speed` makes them.
-                key[i % 8] = key[i % 8].wrapping_add(1);
-                one(black_box(&key[..len])).expect("checked above");
+                if let Some(ring) = &ring {
+                    one(black_box(&ring[i % ring.len()][..len])).expect("checked above");
+                } else {
+                    key[i % 8] = key[i % 8].wrapping_add(1);
+                    one(black_box(&key[..len])).expect("checked above");
+                }
             }
             n += 256;
         }

@@ -7,7 +7,8 @@
 //! `#[inline(always)]`, so the whole body is compiled inside that entry
 //! point, with its features, as if it had been written there. (Checked
 //! against the two per-width copies these replace: the same instructions,
-//! up to register allocation and a few spills fewer; docs/design.md.)
+//! up to register allocation and a few spills fewer: docs/performance.md,
+//! Zen 3.)
 //!
 //! A chunk is `N` registers (8 in the bulk; `vaes-avx512`'s decryption also
 //! takes one chunk of 4). Its counter blocks go through AES while the GHASH
