@@ -82,15 +82,7 @@ fn main() {
     }
     // KEY_RING=1: cycle through 16 keys made up front (as `hwcrypt speed`
     // does) instead of raising one byte of a single key before each call.
-    let ring: Option<Vec<[u8; 64]>> = std::env::var_os("KEY_RING").map(|_| {
-        (0..16)
-            .map(|j| {
-                let mut k = key;
-                k[j % 8] = k[j % 8].wrapping_add(1 + (j / 8) as u8);
-                k
-            })
-            .collect()
-    });
+    let ring = std::env::var_os("KEY_RING").map(|_| hwcrypt_bench::speed::measure::key_ring());
     let window = Duration::from_millis(millis);
     let mut per_key = Vec::with_capacity(rounds);
     for _ in 0..rounds {

@@ -60,7 +60,7 @@ where
 }
 
 /// Distinct keys a key-setup workload cycles through.
-const KEY_RING: usize = 16;
+pub const KEY_RING: usize = 16;
 
 /// A key-setup workload: builds a key from `len` bytes that differ from
 /// the previous call's (so nothing can be hoisted), and drops it (a wipe
@@ -87,15 +87,20 @@ impl<F: FnMut(&[u8]) + Send> Workload for Keys<F> {
 /// A key-setup workload for keys of `len` bytes.
 pub(crate) fn keys<F: FnMut(&[u8]) + Send + 'static>(len: usize, f: F) -> Box<dyn Workload> {
     Box::new(Keys {
-        // Key `j` is the bench key with byte `j % 8` raised by `1 + j / 8`:
-        // only the first 8 bytes differ, so XTS keys keep different halves.
-        keys: core::array::from_fn(|j| {
-            let mut k = bench_key();
-            k[j % 8] = k[j % 8].wrapping_add(1 + (j / 8) as u8);
-            k
-        }),
+        keys: key_ring(),
         len,
         f,
+    })
+}
+
+/// The keys a key-setup workload takes in turn: key `j` is `bench_key()`
+/// with byte `j % 8` raised by `1 + j / 8` (only the first 8 bytes differ,
+/// so XTS keys keep different halves).
+pub fn key_ring() -> [[u8; 64]; KEY_RING] {
+    core::array::from_fn(|j| {
+        let mut k = bench_key();
+        k[j % 8] = k[j % 8].wrapping_add(1 + (j / 8) as u8);
+        k
     })
 }
 

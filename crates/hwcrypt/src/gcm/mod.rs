@@ -84,9 +84,9 @@ mod stream;
 
 // The AES rounds of the x86 kernels; before the modules that use it
 // (`macro_rules!` scope is textual).
-#[cfg(target_arch = "x86_64")]
 /// Runs `$body` for each middle AES round `$r` in `1..$R`, written out so
 /// the rounds unroll (`$R` is a constant; every `if` folds away).
+#[cfg(target_arch = "x86_64")]
 macro_rules! middle_rounds {
     ($R:ident, $r:ident => $body:block) => {
         middle_rounds!(@each $R, $r, $body, 1 2 3 4 5 6 7 8 9 10 11 12 13)
