@@ -145,7 +145,7 @@ impl Encryptor {
     /// Encrypts all of `input` into `output` on `threads` threads (chunks
     /// in parallel, a bounded window in flight, output in order); returns
     /// the bytes written.
-    pub fn encrypt_parallel<R: Read, W: Write + Send>(
+    pub fn encrypt_parallel<R: Read + Send, W: Write + Send>(
         &self,
         input: R,
         mut output: W,
@@ -236,7 +236,10 @@ impl<R: BufRead> Decryptor<R> {
         identities: &[&dyn Identity],
         output: W,
         threads: usize,
-    ) -> Result<u64> {
+    ) -> Result<u64>
+    where
+        R: Send,
+    {
         let file_key = self.unwrap_file_key(identities)?;
         let key = self.payload_key(&file_key)?;
         Ok(hwcrypt::stream::open_parallel(

@@ -27,6 +27,9 @@ fn sizes() -> Vec<usize> {
         16 * C - 1,
         16 * C,
         16 * C + 1,
+        32 * C - 1,
+        32 * C,
+        32 * C + 1,
         33 * C + 5,
     ]
 }
@@ -329,4 +332,114 @@ fn seek_from_end_authenticates_the_final_chunk() {
     assert!(dec.seek(SeekFrom::End(0)).is_err());
     let mut dec = StreamDecryptor::new(key, Cursor::new(&sealed));
     assert_eq!(dec.authenticated_len().unwrap(), msg.len() as u64);
+}
+
+/// A source that returns at most `step` bytes per read and fails after
+/// `fail_at` bytes (if given).
+struct Trickle<'a> {
+    data: &'a [u8],
+    at: usize,
+    step: usize,
+    fail_at: Option<usize>,
+}
+
+impl Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.fail_at.is_some_and(|f| self.at >= f) {
+            return Err(std::io::Error::other("disk on fire"));
+        }
+        let n = buf.len().min(self.step).min(self.data.len() - self.at);
+        buf[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// A sink that accepts `room` bytes, then fails.
+struct Full {
+    taken: Vec<u8>,
+    room: usize,
+}
+
+impl Write for Full {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.taken.len() + buf.len() > self.room {
+            return Err(std::io::Error::other("disk full"));
+        }
+        self.taken.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn parallel_with_short_reads_and_io_failures() {
+    let key = chacha();
+    let len = 40 * C + 3;
+    let msg = data(len);
+    let sealed = seal_seq(key.clone(), &msg, C);
+    for threads in [1, 2, 5] {
+        // Reads of odd sizes still cut segments in the same places.
+        let input = Trickle {
+            data: &msg,
+            at: 0,
+            step: 10_007,
+            fail_at: None,
+        };
+        let mut out = Vec::new();
+        seal_parallel(&key, input, &mut out, threads).unwrap();
+        assert!(out == sealed, "short reads, seal, threads {threads}");
+        let input = Trickle {
+            data: &sealed,
+            at: 0,
+            step: 70_001,
+            fail_at: None,
+        };
+        let mut out = Vec::new();
+        open_parallel(&key, input, &mut out, threads).unwrap();
+        assert!(out == msg, "short reads, open, threads {threads}");
+
+        // A read failure anywhere is the run's error, never a success.
+        for fail_at in [0, 5, 16 * C, 20 * C + 1, len - 1] {
+            let input = Trickle {
+                data: &msg,
+                at: 0,
+                step: C,
+                fail_at: Some(fail_at),
+            };
+            let err = seal_parallel(&key, input, std::io::sink(), threads).unwrap_err();
+            assert_eq!(err.to_string(), "disk on fire", "seal fail_at {fail_at}");
+            let input = Trickle {
+                data: &sealed,
+                at: 0,
+                step: C,
+                fail_at: Some(fail_at),
+            };
+            let mut out = Vec::new();
+            let err = open_parallel(&key, input, &mut out, threads).unwrap_err();
+            assert_eq!(err.to_string(), "disk on fire", "open fail_at {fail_at}");
+            // What was released is verified plaintext, from the start.
+            assert!(out.len() <= fail_at && out == msg[..out.len()]);
+        }
+
+        // A write failure stops the run with that error.
+        for room in [0, 100, 17 * SEALED_CHUNK_LEN] {
+            let mut full = Full {
+                taken: Vec::new(),
+                room,
+            };
+            let err = seal_parallel(&key, &msg[..], &mut full, threads).unwrap_err();
+            assert_eq!(err.to_string(), "disk full", "seal room {room}");
+            assert!(full.taken == sealed[..full.taken.len()]);
+            let mut full = Full {
+                taken: Vec::new(),
+                room,
+            };
+            let err = open_parallel(&key, &sealed[..], &mut full, threads).unwrap_err();
+            assert_eq!(err.to_string(), "disk full", "open room {room}");
+            assert!(full.taken == msg[..full.taken.len()]);
+        }
+    }
 }

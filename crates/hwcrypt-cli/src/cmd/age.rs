@@ -412,7 +412,7 @@ fn decrypt(args: &DecryptArgs) -> Result<(), Failure> {
         inner: BufReader::with_capacity(1 << 16, input),
         bar: bar.clone(),
     };
-    let source: Box<dyn BufRead> = if is_armored(reader.fill_buf()?) {
+    let source: Box<dyn BufRead + Send> = if is_armored(reader.fill_buf()?) {
         // Decoded as it is read: memory stays bounded for any size.
         Box::new(BufReader::with_capacity(
             1 << 16,

@@ -1,9 +1,13 @@
-//! The STREAM on several threads: chunks are independent, so segments of
-//! 16 chunks (1 MiB) are sealed or opened on a pool of workers while the
-//! calling thread reads the next ones and a writer thread writes finished
-//! ones in order. A fixed window of segment buffers bounds the memory
+//! The STREAM on several threads: chunks are independent, so the input is
+//! cut into segments of 16 chunks (1 MiB) and each of `threads` workers
+//! loops over: read the next segment (the input behind a lock), seal or
+//! open it, and hand it to the output in order (whichever worker finishes
+//! the segment the output waits for writes it and any finished ones after
+//! it). There is no reader or writer thread and no channel: a segment stays
+//! on the core that read it, and reading, the crypto and writing overlap
+//! across the workers. A fixed window of segment buffers bounds the memory
 //! (at most [`MAX_WINDOW`] MiB) whatever the input size. With one thread the
-//! same segment code runs inline, with no threads or channels.
+//! same segment code runs inline, with no threads or locks.
 //!
 //! The output is byte for byte that of [`StreamEncryptor`](super::StreamEncryptor)
 //! and [`StreamDecryptor`](super::StreamDecryptor); when opening, chunks are
@@ -16,18 +20,16 @@ use super::{
     seal_chunk,
 };
 use crate::aead::{Aead, TAG_LEN};
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, mpsc};
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::thread;
 use zeroize::{Zeroize, Zeroizing};
 
 /// Chunks per segment, the unit of work and of I/O.
 const SEGMENT_CHUNKS: usize = 16;
 const SEGMENT_SEALED: usize = SEGMENT_CHUNKS * SEALED_CHUNK_LEN;
-const SEGMENT_PLAIN: usize = SEGMENT_CHUNKS * CHUNK_LEN;
 
 /// The most segment buffers in flight (each a little over 1 MiB).
 pub const MAX_WINDOW: usize = 32;
@@ -37,7 +39,8 @@ struct Segment {
     seq: u64,
     /// Sealing: plaintext chunk `k` at `k * SEALED_CHUNK_LEN`; sealed, it
     /// is contiguous. Opening: the sealed bytes, contiguous; opened, chunk
-    /// `k`'s plaintext at `k * SEALED_CHUNK_LEN`.
+    /// `k`'s plaintext at `k * SEALED_CHUNK_LEN`. One byte longer than a
+    /// sealed segment, so a fill can read the byte after it (see [`Source`]).
     buf: Zeroizing<Vec<u8>>,
     /// Input bytes in `buf`.
     len: usize,
@@ -48,39 +51,88 @@ struct Segment {
     error: Option<io::Error>,
 }
 
-impl Segment {
-    fn new() -> Segment {
-        Segment {
-            seq: 0,
-            buf: Zeroizing::new(vec![0; SEGMENT_SEALED]),
-            len: 0,
-            last: false,
-            done: 0,
-            error: None,
+/// The input and what reading it has found so far. A fill reads one byte
+/// past its segment, in the same `read` calls, to learn whether the
+/// segment is the last (the final chunk must be flagged as it is sealed or
+/// opened); that byte starts the next segment.
+struct Source<R> {
+    input: R,
+    next_seq: u64,
+    /// The byte read past the previous segment.
+    carry: Option<u8>,
+    ended: bool,
+}
+
+impl<R: Read> Source<R> {
+    fn new(input: R) -> Source<R> {
+        Source {
+            input,
+            next_seq: 0,
+            carry: None,
+            ended: false,
         }
     }
 
-    /// Fills the segment from `input`: plaintext into chunk slots, or
-    /// sealed bytes contiguously. Returns whether it is full.
-    fn fill<R: Read + ?Sized>(&mut self, seq: u64, seal: bool, input: &mut R) -> io::Result<bool> {
-        self.seq = seq;
-        self.last = false;
-        self.done = 0;
-        self.error = None;
+    /// Reads `want` bytes (fewer at the end) into `dst`, starting with the
+    /// carried byte.
+    fn read_into(&mut self, dst: &mut [u8]) -> io::Result<usize> {
+        let mut got = 0;
+        if let Some(b) = self.carry.take() {
+            dst[0] = b;
+            got = 1;
+        }
+        Ok(got + read_full(&mut self.input, &mut dst[got..])?)
+    }
+
+    /// Fills `seg` with the next segment: plaintext into chunk slots, or
+    /// sealed bytes contiguously; marks it last when the input ends with it.
+    /// Returns false (and leaves `seg` alone) once the input has ended.
+    fn fill(&mut self, seg: &mut Segment, seal: bool) -> io::Result<bool> {
+        if self.ended {
+            return Ok(false);
+        }
+        seg.seq = self.next_seq;
+        seg.done = 0;
+        seg.error = None;
+        seg.len = 0;
         if seal {
-            self.len = 0;
             for k in 0..SEGMENT_CHUNKS {
                 let at = k * SEALED_CHUNK_LEN;
-                let got = read_full(input, &mut self.buf[at..at + CHUNK_LEN])?;
-                self.len += got;
+                // The last slot also takes the byte after the segment (the
+                // slot has room: its tag goes there).
+                let want = CHUNK_LEN + usize::from(k + 1 == SEGMENT_CHUNKS);
+                let got = self.read_into(&mut seg.buf[at..at + want])?;
+                if got > CHUNK_LEN {
+                    self.carry = Some(seg.buf[at + CHUNK_LEN]);
+                }
+                seg.len += got.min(CHUNK_LEN);
                 if got < CHUNK_LEN {
                     break;
                 }
             }
-            Ok(self.len == SEGMENT_PLAIN)
         } else {
-            self.len = read_full(input, &mut self.buf[..])?;
-            Ok(self.len == SEGMENT_SEALED)
+            let got = self.read_into(&mut seg.buf[..SEGMENT_SEALED + 1])?;
+            if got > SEGMENT_SEALED {
+                self.carry = Some(seg.buf[SEGMENT_SEALED]);
+            }
+            seg.len = got.min(SEGMENT_SEALED);
+        }
+        seg.last = self.carry.is_none();
+        self.ended = seg.last;
+        self.next_seq += 1;
+        Ok(true)
+    }
+}
+
+impl Segment {
+    fn new() -> Segment {
+        Segment {
+            seq: 0,
+            buf: Zeroizing::new(vec![0; SEGMENT_SEALED + 1]),
+            len: 0,
+            last: false,
+            done: 0,
+            error: None,
         }
     }
 
@@ -157,44 +209,12 @@ impl Segment {
     }
 }
 
-/// Reads segments, marks the final one (the source ends after it) and hands
-/// each to `dispatch` in order; `next_buffer` supplies empty buffers (None:
-/// stop, the consumer has given up).
-fn read_segments<R: Read + ?Sized>(
-    seal: bool,
-    input: &mut R,
-    mut next_buffer: impl FnMut() -> Option<Segment>,
-    mut dispatch: impl FnMut(Segment) -> io::Result<()>,
-) -> io::Result<()> {
-    let mut seq = 0u64;
-    let mut pending: Option<Segment> = None;
-    loop {
-        let Some(mut seg) = next_buffer() else {
-            return Ok(());
-        };
-        let full = seg.fill(seq, seal, input)?;
-        if let Some(mut prev) = pending.take() {
-            if seg.len == 0 {
-                prev.last = true;
-                return dispatch(prev);
-            }
-            dispatch(prev)?;
-        }
-        if !full {
-            seg.last = true;
-            return dispatch(seg);
-        }
-        pending = Some(seg);
-        seq += 1;
-    }
-}
-
 /// Seals everything `input` holds into `output` as one STREAM on `threads`
 /// threads (0 or 1: inline); returns the bytes written.
 pub fn seal_parallel<A, R, W>(aead: &A, input: R, output: W, threads: usize) -> io::Result<u64>
 where
     A: Aead + Sync,
-    R: Read,
+    R: Read + Send,
     W: Write + Send,
 {
     run(aead, true, input, output, threads)
@@ -207,126 +227,172 @@ where
 pub fn open_parallel<A, R, W>(aead: &A, input: R, output: W, threads: usize) -> io::Result<u64>
 where
     A: Aead + Sync,
-    R: Read,
+    R: Read + Send,
     W: Write + Send,
 {
     run(aead, false, input, output, threads)
 }
 
-fn run<A, R, W>(
-    aead: &A,
-    seal: bool,
-    mut input: R,
-    mut output: W,
-    threads: usize,
-) -> io::Result<u64>
+/// The output side shared by the workers: segments finished out of order
+/// wait in `held` until every earlier one has been written.
+struct Sink<W> {
+    output: W,
+    next_seq: u64,
+    held: BTreeMap<u64, Segment>,
+    written: u64,
+    error: Option<io::Error>,
+}
+
+/// What the workers share. Locks are taken one at a time, except `pool`
+/// inside `sink` (a written segment's buffer goes back at once).
+struct Shared<R, W> {
+    source: Mutex<(Source<R>, Option<io::Error>)>,
+    sink: Mutex<Sink<W>>,
+    pool: Mutex<Vec<Segment>>,
+    pool_refilled: Condvar,
+    stop: AtomicBool,
+}
+
+/// A lock whose holder panicked is only met while the scope is already
+/// unwinding that panic; the state is still consistent enough to stop on.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl<R: Read, W: Write> Shared<R, W> {
+    fn halt(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _pool = lock(&self.pool);
+        self.pool_refilled.notify_all();
+    }
+
+    /// A free buffer, or None once the run has stopped.
+    fn buffer(&self) -> Option<Segment> {
+        let mut pool = lock(&self.pool);
+        loop {
+            if self.stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            if let Some(seg) = pool.pop() {
+                return Some(seg);
+            }
+            pool = self
+                .pool_refilled
+                .wait(pool)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+    }
+
+    fn give_back(&self, seg: Segment) {
+        lock(&self.pool).push(seg);
+        self.pool_refilled.notify_one();
+    }
+
+    /// One worker: read, process and hand over segments until the input
+    /// ends or the run stops.
+    fn work<A: Aead>(&self, aead: &A, seal: bool) {
+        while let Some(mut seg) = self.buffer() {
+            {
+                let mut source = lock(&self.source);
+                let (src, error) = &mut *source;
+                if error.is_some() || self.stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                match src.fill(&mut seg, seal) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        drop(source);
+                        self.give_back(seg);
+                        return;
+                    }
+                    Err(e) => {
+                        *error = Some(e);
+                        drop(source);
+                        self.halt();
+                        return;
+                    }
+                }
+            }
+            seg.process(aead, seal);
+            self.hand_over(seg, seal);
+        }
+    }
+
+    /// Queues `seg` for output and writes every segment now in order.
+    fn hand_over(&self, seg: Segment, seal: bool) {
+        let mut sink = lock(&self.sink);
+        if sink.error.is_some() {
+            return;
+        }
+        sink.held.insert(seg.seq, seg);
+        loop {
+            let next = sink.next_seq;
+            let Some(mut seg) = sink.held.remove(&next) else {
+                return;
+            };
+            match seg.emit(seal, &mut sink.output) {
+                Ok(n) => sink.written += n,
+                Err(e) => {
+                    sink.error = Some(e);
+                    sink.held.clear();
+                    drop(sink);
+                    self.halt();
+                    return;
+                }
+            }
+            sink.next_seq += 1;
+            self.give_back(seg);
+        }
+    }
+}
+
+fn run<A, R, W>(aead: &A, seal: bool, input: R, mut output: W, threads: usize) -> io::Result<u64>
 where
     A: Aead + Sync,
-    R: Read,
+    R: Read + Send,
     W: Write + Send,
 {
+    let mut source = Source::new(input);
     if threads <= 1 {
         let mut total = 0u64;
-        let free = RefCell::new(vec![Segment::new(), Segment::new()]);
-        read_segments(
-            seal,
-            &mut input,
-            || Some(free.borrow_mut().pop().unwrap_or_else(Segment::new)),
-            |mut seg| {
-                seg.process(aead, seal);
-                total += seg.emit(seal, &mut output)?;
-                free.borrow_mut().push(seg);
-                Ok(())
-            },
-        )?;
+        let mut seg = Segment::new();
+        while source.fill(&mut seg, seal)? {
+            seg.process(aead, seal);
+            total += seg.emit(seal, &mut output)?;
+        }
         output.flush()?;
         return Ok(total);
     }
 
     let window = (2 * threads + 2).clamp(4, MAX_WINDOW);
-    let stop = AtomicBool::new(false);
-    let (pool_tx, pool_rx) = mpsc::channel::<Segment>();
-    for _ in 0..window {
-        // The receiver is alive: this cannot fail.
-        let _ = pool_tx.send(Segment::new());
-    }
-    let (work_tx, work_rx) = mpsc::channel::<Segment>();
-    let work_rx = Mutex::new(work_rx);
-    let (done_tx, done_rx) = mpsc::channel::<Segment>();
-
+    let shared = Shared {
+        source: Mutex::new((source, None)),
+        sink: Mutex::new(Sink {
+            output,
+            next_seq: 0,
+            held: BTreeMap::new(),
+            written: 0,
+            error: None,
+        }),
+        pool: Mutex::new((0..window).map(|_| Segment::new()).collect()),
+        pool_refilled: Condvar::new(),
+        stop: AtomicBool::new(false),
+    };
     thread::scope(|s| {
-        for _ in 0..threads {
-            let done_tx = done_tx.clone();
-            let work_rx = &work_rx;
-            s.spawn(move || {
-                loop {
-                    let next = match work_rx.lock() {
-                        Ok(rx) => rx.recv(),
-                        Err(_) => return,
-                    };
-                    let Ok(mut seg) = next else { return };
-                    seg.process(aead, seal);
-                    if done_tx.send(seg).is_err() {
-                        return;
-                    }
-                }
-            });
+        for _ in 1..threads {
+            s.spawn(|| shared.work(aead, seal));
         }
-        drop(done_tx);
-
-        let stop_ref = &stop;
-        let output = &mut output;
-        let writer = s.spawn(move || -> io::Result<u64> {
-            let mut next = 0u64;
-            let mut held = BTreeMap::new();
-            let mut total = 0u64;
-            for seg in done_rx {
-                held.insert(seg.seq, seg);
-                while let Some(mut seg) = held.remove(&next) {
-                    match seg.emit(seal, output) {
-                        Ok(n) => total += n,
-                        Err(e) => {
-                            stop_ref.store(true, Ordering::Relaxed);
-                            return Err(e);
-                        }
-                    }
-                    next += 1;
-                    let _ = pool_tx.send(seg);
-                }
-            }
-            output.flush()?;
-            Ok(total)
-        });
-
-        let read = read_segments(
-            seal,
-            &mut input,
-            || {
-                if stop.load(Ordering::Relaxed) {
-                    return None;
-                }
-                pool_rx.recv().ok()
-            },
-            |seg| {
-                work_tx
-                    .send(seg)
-                    .map_err(|_| io::Error::other("STREAM workers stopped"))
-            },
-        );
-        drop(work_tx);
-        if read.is_err() {
-            stop.store(true, Ordering::Relaxed);
-        }
-        let written = writer
-            .join()
-            .unwrap_or_else(|_| Err(io::Error::other("STREAM writer thread panicked")));
-        match (read, written) {
-            // A write or authentication failure explains a reader that stopped.
-            (_, Err(e)) => Err(e),
-            (Err(e), Ok(_)) => Err(e),
-            (Ok(()), Ok(n)) => Ok(n),
-        }
-    })
+        shared.work(aead, seal);
+    });
+    let Shared { source, sink, .. } = shared;
+    let (_, read_error) = source.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut sink = sink.into_inner().unwrap_or_else(|p| p.into_inner());
+    // A write or authentication failure explains a reader that stopped.
+    if let Some(e) = sink.error.take().or(read_error) {
+        return Err(e);
+    }
+    sink.output.flush()?;
+    Ok(sink.written)
 }
 
 /// Seals `plaintext` as one STREAM, its chunks shared among `threads`
