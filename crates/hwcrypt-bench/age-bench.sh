@@ -20,6 +20,8 @@
 # the largest max RSS (GNU time) of the runs.
 #
 # Usage: crates/hwcrypt-bench/age-bench.sh [SIZE_MIB] [REPS]   (default 1024 3)
+# HWCRYPT_BIN=PATH times that hwcrypt binary instead of building this tree's
+# (to compare two builds in one sitting).
 # Needs age (apt-get install age), GNU time (/usr/bin/time), openssl.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -27,8 +29,12 @@ SIZE_MIB="${1:-1024}"
 REPS="${2:-3}"
 export LC_ALL=C
 
-cargo build --release -q -p hwcrypt-cli
-HW="$PWD/target/release/hwcrypt"
+if [ -n "${HWCRYPT_BIN:-}" ]; then
+    HW="$(realpath "$HWCRYPT_BIN")"
+else
+    cargo build --release -q -p hwcrypt-cli
+    HW="$PWD/target/release/hwcrypt"
+fi
 WORK="$(mktemp -d "${BENCH_DIR:-/tmp}/age-bench.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
