@@ -443,3 +443,77 @@ fn parallel_with_short_reads_and_io_failures() {
         }
     }
 }
+
+/// A writer that panics on its `n`th write.
+struct Explodes(usize);
+
+impl Write for Explodes {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 -= 1;
+        assert!(self.0 > 0, "writer exploded");
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_panicking_writer_panics_the_call_instead_of_hanging() {
+    // More segments (16 chunks each) than the window holds buffers
+    // (2 x threads + 2), so the others would wait for the lost one.
+    let key = chacha();
+    let msg = data(24 * 16 * C);
+    for threads in [2, 3] {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            seal_parallel(&key, &msg[..], Explodes(3), threads)
+        }));
+        assert!(r.is_err(), "threads {threads}");
+    }
+}
+
+#[test]
+fn parallel_under_uneven_timing() {
+    // Reads of random sizes and writes that sometimes yield, so segments
+    // finish out of order and wait for earlier ones; many rounds.
+    struct Jittery(Vec<u8>, u64);
+    impl Write for Jittery {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.1 = self.1.wrapping_mul(6364136223846793005).wrapping_add(1);
+            if self.1 >> 62 == 0 {
+                std::thread::yield_now();
+            }
+            let n = buf.len().min(1 + (self.1 >> 40) as usize % 200_000);
+            self.0.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let key = chacha();
+    for round in 0..12usize {
+        let len = [0, 1, 17 * C, 32 * C, 45 * C + 99][round % 5];
+        let msg = data(len);
+        let sealed = seal_seq(key.clone(), &msg, C);
+        let threads = 2 + round % 7;
+        let input = Trickle {
+            data: &msg,
+            at: 0,
+            step: 1 + round * 9973,
+            fail_at: None,
+        };
+        let mut out = Jittery(Vec::new(), round as u64);
+        seal_parallel(&key, input, &mut out, threads).unwrap();
+        assert!(out.0 == sealed, "seal round {round}");
+        let input = Trickle {
+            data: &sealed,
+            at: 0,
+            step: 5 + round * 7919,
+            fail_at: None,
+        };
+        let mut out = Jittery(Vec::new(), round as u64 + 99);
+        open_parallel(&key, input, &mut out, threads).unwrap();
+        assert!(out.0 == msg, "open round {round}");
+    }
+}

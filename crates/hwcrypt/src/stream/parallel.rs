@@ -291,6 +291,18 @@ impl<R: Read, W: Write> Shared<R, W> {
     /// One worker: read, process and hand over segments until the input
     /// ends or the run stops.
     fn work<A: Aead>(&self, aead: &A, seal: bool) {
+        // A panic (in the caller's reader or writer) drops this worker's
+        // buffer: stop the others, or they could wait for it forever
+        // instead of letting the scope pass the panic on.
+        struct HaltOnPanic<'a, R: Read, W: Write>(&'a Shared<R, W>);
+        impl<R: Read, W: Write> Drop for HaltOnPanic<'_, R, W> {
+            fn drop(&mut self) {
+                if thread::panicking() {
+                    self.0.halt();
+                }
+            }
+        }
+        let _guard = HaltOnPanic(self);
         while let Some(mut seg) = self.buffer() {
             {
                 let mut source = lock(&self.source);
