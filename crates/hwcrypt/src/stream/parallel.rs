@@ -253,8 +253,9 @@ struct Shared<R, W> {
     stop: AtomicBool,
 }
 
-/// A lock whose holder panicked is only met while the scope is already
-/// unwinding that panic; the state is still consistent enough to stop on.
+/// The pool's lock, even if a holder panicked (it only pushes and pops
+/// buffers, so its state is always consistent); the input's and the
+/// output's locks treat a panic as the end of the run instead.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
@@ -305,7 +306,13 @@ impl<R: Read, W: Write> Shared<R, W> {
         let _guard = HaltOnPanic(self);
         while let Some(mut seg) = self.buffer() {
             {
-                let mut source = lock(&self.source);
+                // Poisoned: a worker panicked inside the caller's reader,
+                // which may have consumed input without a segment to show
+                // for it; reading on would misnumber what follows.
+                let Ok(mut source) = self.source.lock() else {
+                    self.halt();
+                    return;
+                };
                 let (src, error) = &mut *source;
                 if error.is_some() || self.stop.load(Ordering::Relaxed) {
                     return;
@@ -332,7 +339,11 @@ impl<R: Read, W: Write> Shared<R, W> {
 
     /// Queues `seg` for output and writes every segment now in order.
     fn hand_over(&self, seg: Segment, seal: bool) {
-        let mut sink = lock(&self.sink);
+        // Poisoned: the caller's writer panicked mid-segment; write no more.
+        let Ok(mut sink) = self.sink.lock() else {
+            self.halt();
+            return;
+        };
         if sink.error.is_some() {
             return;
         }
@@ -400,11 +411,15 @@ where
     let (_, read_error) = source.into_inner().unwrap_or_else(|p| p.into_inner());
     let mut sink = sink.into_inner().unwrap_or_else(|p| p.into_inner());
     // A write or authentication failure explains a reader that stopped.
-    if let Some(e) = sink.error.take().or(read_error) {
+    if let Some(e) = sink.error.take() {
         return Err(e);
     }
-    sink.output.flush()?;
-    Ok(sink.written)
+    // What was written before a read error is flushed too.
+    let flushed = sink.output.flush();
+    match read_error {
+        Some(e) => Err(e),
+        None => flushed.map(|()| sink.written),
+    }
 }
 
 /// Seals `plaintext` as one STREAM, its chunks shared among `threads`
