@@ -343,6 +343,17 @@ struct Trickle<'a> {
     fail_at: Option<usize>,
 }
 
+impl<'a> Trickle<'a> {
+    fn new(data: &'a [u8], step: usize, fail_at: Option<usize>) -> Trickle<'a> {
+        Trickle {
+            data,
+            at: 0,
+            step,
+            fail_at,
+        }
+    }
+}
+
 impl Read for Trickle<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         if self.fail_at.is_some_and(|f| self.at >= f) {
@@ -382,41 +393,21 @@ fn parallel_with_short_reads_and_io_failures() {
     let sealed = seal_seq(key.clone(), &msg, C);
     for threads in [1, 2, 5] {
         // Reads of odd sizes still cut segments in the same places.
-        let input = Trickle {
-            data: &msg,
-            at: 0,
-            step: 10_007,
-            fail_at: None,
-        };
+        let input = Trickle::new(&msg, 10_007, None);
         let mut out = Vec::new();
         seal_parallel(&key, input, &mut out, threads).unwrap();
         assert!(out == sealed, "short reads, seal, threads {threads}");
-        let input = Trickle {
-            data: &sealed,
-            at: 0,
-            step: 70_001,
-            fail_at: None,
-        };
+        let input = Trickle::new(&sealed, 70_001, None);
         let mut out = Vec::new();
         open_parallel(&key, input, &mut out, threads).unwrap();
         assert!(out == msg, "short reads, open, threads {threads}");
 
         // A read failure anywhere is the run's error, never a success.
         for fail_at in [0, 5, 16 * C, 20 * C + 1, len - 1] {
-            let input = Trickle {
-                data: &msg,
-                at: 0,
-                step: C,
-                fail_at: Some(fail_at),
-            };
+            let input = Trickle::new(&msg, C, Some(fail_at));
             let err = seal_parallel(&key, input, std::io::sink(), threads).unwrap_err();
             assert_eq!(err.to_string(), "disk on fire", "seal fail_at {fail_at}");
-            let input = Trickle {
-                data: &sealed,
-                at: 0,
-                step: C,
-                fail_at: Some(fail_at),
-            };
+            let input = Trickle::new(&sealed, C, Some(fail_at));
             let mut out = Vec::new();
             let err = open_parallel(&key, input, &mut out, threads).unwrap_err();
             assert_eq!(err.to_string(), "disk on fire", "open fail_at {fail_at}");
@@ -563,12 +554,7 @@ fn parallel_open_stops_at_a_bad_chunk_in_a_later_segment() {
         );
         assert!(out == msg[..20 * C], "threads {threads}");
         // An authentication failure explains a reader that fails later.
-        let input = Trickle {
-            data: &sealed,
-            at: 0,
-            step: C,
-            fail_at: Some(50 * SEALED_CHUNK_LEN),
-        };
+        let input = Trickle::new(&sealed, C, Some(50 * SEALED_CHUNK_LEN));
         let mut out = Vec::new();
         let err = open_parallel(&key, input, &mut out, threads).unwrap_err();
         assert_eq!(

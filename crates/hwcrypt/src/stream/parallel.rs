@@ -58,9 +58,9 @@ struct Segment {
 struct Source<R> {
     input: R,
     next_seq: u64,
-    /// The byte read past the previous segment.
+    /// The byte read past the previous segment (none after the first
+    /// fill: the input has ended).
     carry: Option<u8>,
-    ended: bool,
 }
 
 impl<R: Read> Source<R> {
@@ -69,11 +69,10 @@ impl<R: Read> Source<R> {
             input,
             next_seq: 0,
             carry: None,
-            ended: false,
         }
     }
 
-    /// Reads `want` bytes (fewer at the end) into `dst`, starting with the
+    /// Fills `dst` (less of it at the end of the input), starting with the
     /// carried byte.
     fn read_into(&mut self, dst: &mut [u8]) -> io::Result<usize> {
         let mut got = 0;
@@ -88,7 +87,7 @@ impl<R: Read> Source<R> {
     /// sealed bytes contiguously; marks it last when the input ends with it.
     /// Returns false (and leaves `seg` alone) once the input has ended.
     fn fill(&mut self, seg: &mut Segment, seal: bool) -> io::Result<bool> {
-        if self.ended {
+        if self.next_seq > 0 && self.carry.is_none() {
             return Ok(false);
         }
         seg.seq = self.next_seq;
@@ -118,7 +117,6 @@ impl<R: Read> Source<R> {
             seg.len = got.min(SEGMENT_SEALED);
         }
         seg.last = self.carry.is_none();
-        self.ended = seg.last;
         self.next_seq += 1;
         Ok(true)
     }
