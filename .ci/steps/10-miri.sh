@@ -7,17 +7,18 @@
 # VAES-AVX2, VAES-AVX-512, AVX2 and AVX-512 backends all run, whatever this
 # machine's CPU. Backends or paths Miri cannot interpret (inline assembly,
 # vpternlog) are listed by the test as skipped. Budget: under 3 minutes.
+#
+# ci-build-dirs: target/miri
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source .ci/lib.sh
 
-if ! rustup toolchain list | grep -q '^nightly'; then
-    rustup toolchain install nightly --profile minimal
-fi
+ci_nightly
 if ! cargo +nightly miri --version >/dev/null 2>&1 ||
     ! rustup +nightly component list --installed | grep -q '^rust-src'; then
-    rustup component add miri rust-src --toolchain nightly
+    ci_locked rustup component add miri rust-src --toolchain nightly
 fi
-cargo +nightly miri setup >/dev/null 2>&1 || cargo +nightly miri setup
+ci_locked sh -c 'cargo +nightly miri setup >/dev/null 2>&1 || cargo +nightly miri setup'
 
 features="+aes,+ssse3,+pclmulqdq,+avx,+avx2,+vaes,+vpclmulqdq"
 features="$features,+avx512f,+avx512vl,+avx512bw,+avx512dq,+avx512ifma"

@@ -8,19 +8,19 @@
 # FUZZ_SECONDS (default 10) is the time per target; the long local run is
 # `FUZZ_SECONDS=600 bash .ci/steps/12-fuzz.sh` (or `cargo +nightly fuzz run
 # TARGET -- -max_total_time=600` for one target).
+#
+# ci-build-dirs: fuzz/target
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source .ci/lib.sh
 
 seconds=${FUZZ_SECONDS:-10}
 
 # Nightly and cargo-fuzz, where missing.
-if ! rustup run nightly rustc --version >/dev/null 2>&1; then
-    echo "== installing the nightly toolchain"
-    rustup toolchain install nightly --profile minimal
-fi
+ci_nightly
 if ! cargo fuzz --version >/dev/null 2>&1; then
     echo "== installing cargo-fuzz"
-    cargo install cargo-fuzz --locked
+    ci_locked sh -c 'cargo fuzz --version >/dev/null 2>&1 || cargo install cargo-fuzz --locked'
 fi
 
 build_start=$SECONDS

@@ -9,16 +9,13 @@
 #    run: DUDECT_SECONDS=600).
 # Release build (what users run), without LTO and with line tables so that
 # valgrind can name inlined functions.
+#
+# ci-build-dirs: target/constant-time target/constant-time-default
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source .ci/lib.sh
 
-if ! command -v valgrind >/dev/null; then
-    echo "== installing valgrind"
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
-    $sudo apt-get install -y -qq valgrind
-fi
+command -v valgrind >/dev/null || ci_apt_install valgrind
 
 export CARGO_PROFILE_RELEASE_LTO=off
 export CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16

@@ -5,13 +5,13 @@
 # unsafe SIMD code (tails, masked zmm loads, overlapping loads) is reported
 # even where it stays inside mapped memory. Its own target directory, so the
 # instrumented build never mixes with the normal one.
+#
+# ci-build-dirs: target/asan
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source .ci/lib.sh
 
-if ! rustup run nightly rustc --version >/dev/null 2>&1; then
-    echo "== installing the nightly toolchain"
-    rustup toolchain install nightly --profile minimal
-fi
+ci_nightly
 
 export RUSTFLAGS="-Zsanitizer=address"
 export RUSTDOCFLAGS="-Zsanitizer=address"

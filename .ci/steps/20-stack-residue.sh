@@ -5,6 +5,8 @@
 # in Cargo.toml: what a crate depending on hwcrypt gets). It fails on any
 # residue docs/security.md ("Key material in memory") does not declare.
 # Budget: under 3 minutes on 2 cores (two optimised builds, ~2 s of scanning).
+#
+# ci-build-dirs: target/release target/residue
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ "$(uname -m)" != "x86_64" ]; then

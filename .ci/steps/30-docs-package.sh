@@ -5,16 +5,20 @@
 #   carry a runnable example;
 # - the stated minimum Rust version (workspace `rust-version`) builds the
 #   published crates: `cargo +MSRV check` of hwcrypt (feature aead) and
-#   hwcrypt-cli (with hwcrypt-bench) and all their targets, with the toolchain
-#   installed by rustup where missing; where it cannot be installed, clippy's
+#   hwcrypt-cli (with hwcrypt-bench and hwcrypt-age), the library and the
+#   binary a user builds (the test suites and benches need the current
+#   toolchain only), with the toolchain installed by rustup where missing; where it cannot be installed, clippy's
 #   `incompatible_msrv` lint (std APIs newer than rust-version) instead;
 # - `cargo package` of hwcrypt, hwcrypt-bench, hwcrypt-age and hwcrypt-cli
 #   succeeds, verified by building each from its package (together, so each
 #   finds the others in cargo's local overlay), and each .crate stays under
 #   crates.io's 10 MB limit (the test vectors stay out of it).
 # About 2 CPU-minutes from a clean target directory, seconds when warm.
+#
+# ci-build-dirs: target/doc target/package-verify
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source .ci/lib.sh
 export CARGO_TERM_COLOR=never
 passed=0
 failed=0
@@ -60,9 +64,9 @@ check "every public type's docs carry an example" examples
 msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
 msrv_check() {
     if rustup toolchain list | grep -q "^$msrv" ||
-        timeout 120 rustup toolchain install "$msrv" --profile minimal >/dev/null 2>&1; then
-        echo "cargo +$msrv check -p hwcrypt -p hwcrypt-cli --all-targets --features hwcrypt/aead"
-        cargo "+$msrv" check -p hwcrypt -p hwcrypt-cli --all-targets --features hwcrypt/aead
+        ci_locked timeout 120 rustup toolchain install "$msrv" --profile minimal >/dev/null 2>&1; then
+        echo "cargo +$msrv check -p hwcrypt -p hwcrypt-cli --lib --bins --features hwcrypt/aead"
+        cargo "+$msrv" check -p hwcrypt -p hwcrypt-cli --lib --bins --features hwcrypt/aead
     else
         echo "Rust $msrv cannot be installed here: clippy's incompatible_msrv lint instead"
         cargo clippy -p hwcrypt -p hwcrypt-cli --all-targets --features hwcrypt/aead -- \

@@ -12,14 +12,11 @@
 # "N passed, N failed".
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source .ci/lib.sh
 export CARGO_TERM_COLOR=never
 
 if ! command -v age >/dev/null || ! command -v ssh-keygen >/dev/null || ! command -v expect >/dev/null; then
-    echo "== installing age, openssh-client and expect"
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
-    $sudo apt-get install -y -qq age openssh-client expect >/dev/null
+    ci_apt_install age openssh-client expect
 fi
 echo "age $(age --version)"
 

@@ -7,18 +7,11 @@
 # Budget: under 4 minutes on 2 cores (the ssh transfers are 64 MiB each).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source .ci/lib.sh
 
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
-missing=()
-for pkg in libssl-dev openssh-server openssh-client curl python3-cryptography gcc; do
-    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    echo "== installing ${missing[*]}"
-    $sudo apt-get update -qq
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+ci_apt_install libssl-dev openssh-server openssh-client curl python3-cryptography gcc
 
 # The test profile: its build of the hwcrypt library is the one `cargo test`
 # already made.

@@ -5,8 +5,11 @@
 # setting: unset, -avx512f, -vaes and none. Installs python3-venv where
 # `python3 -m venv` is missing, and maturin, pytest and cryptography (pinned)
 # into the environment. Prints "N passed, N failed".
+#
+# ci-build-dirs: target/py-venv
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source .ci/lib.sh
 
 if ! python3 -c 'import sys; assert sys.version_info >= (3, 11)' 2>/dev/null; then
     echo "python-package: needs CPython >= 3.11 (found $(python3 --version 2>&1))" >&2
@@ -15,22 +18,31 @@ fi
 venv="$PWD/target/py-venv"
 if [ ! -x "$venv/bin/python" ]; then
     if ! python3 -m venv "$venv" 2>/dev/null; then
-        echo "== installing python3-venv"
-        sudo=""
-        [ "$(id -u)" -eq 0 ] || sudo="sudo"
-        $sudo apt-get update -qq
-        $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+        ci_apt_install python3-venv
         rm -rf "$venv"
         python3 -m venv "$venv"
     fi
 fi
 "$venv/bin/pip" install -q --disable-pip-version-check maturin==1.16.0 pytest==8.4.2 cryptography==48.0.0
-echo "== maturin develop --release (crates/hwcrypt-py)"
-(cd crates/hwcrypt-py && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" maturin develop --release -q)
+# Cargo's dev profile (optimised: the workspace sets opt-level 3), so the
+# extension reuses the libraries `cargo test` built instead of compiling
+# them again with fat LTO; `pip install ./crates/hwcrypt-py` builds release.
+echo "== maturin develop (crates/hwcrypt-py)"
+(cd crates/hwcrypt-py && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" maturin develop -q)
 
 passed=0
 failed=0
+seen=""
 for cpu in "" -avx512f -vaes none; do
+    # A setting that leaves the same CPU features usable as an earlier one
+    # (-avx512f on a CPU without AVX-512) runs the same code: skipped.
+    usable=$(HWCRYPT_CPU="$cpu" "$venv/bin/python" -c \
+        'import hwcrypt; print(",".join(hwcrypt.cpu_info()["usable"]) or "-")')
+    if [[ " $seen " == *" $usable "* ]]; then
+        echo "== pytest, HWCRYPT_CPU='$cpu': the same usable features ($usable) as an earlier run, skipped"
+        continue
+    fi
+    seen="$seen $usable"
     echo "== pytest, HWCRYPT_CPU='$cpu'"
     log=$(mktemp)
     if HWCRYPT_CPU="$cpu" "$venv/bin/python" -m pytest -q -p no:cacheprovider crates/hwcrypt-py/tests 2>&1 | tee "$log" | tail -3; then :; fi
