@@ -82,7 +82,10 @@ package() {
     local vt=target/package-verify
     rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/hwcrypt*-[0-9]* \
         "$vt"/debug/.fingerprint/hwcrypt* "$vt"/package
-    cargo package -p hwcrypt -p hwcrypt-bench -p hwcrypt-age -p hwcrypt-cli --allow-dirty \
+    # The verification builds are unoptimised; without debug information
+    # (nothing runs them) they compile about a quarter faster.
+    CARGO_PROFILE_DEV_DEBUG=false \
+        cargo package -p hwcrypt -p hwcrypt-bench -p hwcrypt-age -p hwcrypt-cli --allow-dirty \
         --target-dir "$vt" || return 1
     local limit=$((10 * 1000 * 1000)) crate size ok=0
     for crate in "$vt"/package/hwcrypt*.crate; do

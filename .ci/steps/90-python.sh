@@ -6,7 +6,7 @@
 # `python3 -m venv` is missing, and maturin, pytest and cryptography (pinned)
 # into the environment. Prints "N passed, N failed".
 #
-# ci-build-dirs: target/py-venv
+# ci-build-dirs: target/py-venv target/maturin
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source .ci/lib.sh
