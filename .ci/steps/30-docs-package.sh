@@ -7,8 +7,9 @@
 #   published crates: `cargo +MSRV check` of hwcrypt (feature aead) and
 #   hwcrypt-cli (with hwcrypt-bench and hwcrypt-age), the library and the
 #   binary a user builds (the test suites and benches need the current
-#   toolchain only), with the toolchain installed by rustup where missing; where it cannot be installed, clippy's
-#   `incompatible_msrv` lint (std APIs newer than rust-version) instead;
+#   toolchain only), with the toolchain installed by rustup where missing;
+#   where it cannot be installed, clippy's `incompatible_msrv` lint (std APIs
+#   newer than rust-version) instead;
 # - `cargo package` of hwcrypt, hwcrypt-bench, hwcrypt-age and hwcrypt-cli
 #   succeeds, verified by building each from its package (together, so each
 #   finds the others in cargo's local overlay), and each .crate stays under
