@@ -5,7 +5,7 @@
 
 use crate::ciphers::chacha::{ChaCha20Cipher, ChaChaPolyCipher};
 use crate::ciphers::gcm::GcmCipher;
-use crate::ciphers::{Cipher, ctr::CtrCipher, ecb::EcbCipher, xts::XtsCipher};
+use crate::ciphers::{Cipher, CipherType, ctr::CtrCipher, ecb::EcbCipher, xts::XtsCipher};
 use crate::ffi::params::{ParamTable, param_table};
 use core::ffi::CStr;
 
@@ -107,6 +107,11 @@ param_table!(
     ]
 );
 
+/// A boxed fresh context of `C` (the self-test drives the ciphers by index).
+fn boxed<C: CipherType>(alg: &AlgInfo) -> Box<dyn Cipher> {
+    Box::new(C::for_alg(alg))
+}
+
 const fn gcm(names: &'static CStr, description: &'static CStr, key_len: usize) -> AlgInfo {
     AlgInfo {
         names,
@@ -117,7 +122,7 @@ const fn gcm(names: &'static CStr, description: &'static CStr, key_len: usize) -
         iv_len: 12,
         aead: true,
         custom_iv: true,
-        new: |a| Box::new(GcmCipher::new(a.key_len)),
+        new: boxed::<GcmCipher>,
         gettable_ctx: &GCM_GETTABLE,
         settable_ctx: &GCM_SETTABLE,
     }
@@ -133,7 +138,7 @@ const fn ecb(names: &'static CStr, description: &'static CStr, key_len: usize) -
         iv_len: 0,
         aead: false,
         custom_iv: false,
-        new: |a| Box::new(EcbCipher::new(a.key_len)),
+        new: boxed::<EcbCipher>,
         gettable_ctx: &GENERIC_GETTABLE,
         settable_ctx: &GENERIC_SETTABLE,
     }
@@ -149,7 +154,7 @@ const fn ctr(names: &'static CStr, description: &'static CStr, key_len: usize) -
         iv_len: 16,
         aead: false,
         custom_iv: false,
-        new: |a| Box::new(CtrCipher::new(a.key_len)),
+        new: boxed::<CtrCipher>,
         gettable_ctx: &GENERIC_GETTABLE,
         settable_ctx: &GENERIC_SETTABLE,
     }
@@ -165,7 +170,7 @@ const fn xts(names: &'static CStr, description: &'static CStr, key_len: usize) -
         iv_len: 16,
         aead: false,
         custom_iv: true,
-        new: |a| Box::new(XtsCipher::new(a.key_len)),
+        new: boxed::<XtsCipher>,
         gettable_ctx: &GENERIC_GETTABLE,
         settable_ctx: &XTS_SETTABLE,
     }
@@ -226,7 +231,7 @@ pub(crate) static ALGORITHMS: [AlgInfo; 13] = [
         iv_len: 16,
         aead: false,
         custom_iv: true,
-        new: |_| Box::new(ChaCha20Cipher::new()),
+        new: boxed::<ChaCha20Cipher>,
         gettable_ctx: &CHACHA20_PARAMS,
         settable_ctx: &CHACHA20_PARAMS,
     },
@@ -239,7 +244,7 @@ pub(crate) static ALGORITHMS: [AlgInfo; 13] = [
         iv_len: 12,
         aead: true,
         custom_iv: true,
-        new: |_| Box::new(ChaChaPolyCipher::new()),
+        new: boxed::<ChaChaPolyCipher>,
         gettable_ctx: &CHACHA_POLY_GETTABLE,
         settable_ctx: &CHACHA_POLY_SETTABLE,
     },

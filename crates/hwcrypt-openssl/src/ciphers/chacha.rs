@@ -13,7 +13,7 @@
 //! next update begins a new message under the same nonce, as in OpenSSL.
 //! Difference: decryption tags shorter than 16 bytes are refused.
 
-use super::{CResult, Cipher, Io, ParamId, Reason};
+use super::{CResult, Cipher, CipherType, Io, ParamId, Reason};
 use crate::ffi::params::Param;
 use hwcrypt::chacha20poly1305::{ChaCha20, ChaCha20Poly1305, ChaCha20Poly1305Stream};
 use zeroize::{Zeroize, Zeroizing};
@@ -56,6 +56,15 @@ impl ChaCha20Cipher {
 fn check_fixed(p: &Param<'_>, want: usize, reason: Reason) -> CResult<()> {
     let n = p.get_size().ok_or(Reason::FailedToGetParameter)?;
     if n != want { Err(reason) } else { Ok(()) }
+}
+
+impl CipherType for ChaCha20Cipher {
+    const MODE: u32 = crate::algorithms::MODE_STREAM;
+    const AEAD: bool = false;
+
+    fn for_alg(_alg: &crate::algorithms::AlgInfo) -> Self {
+        ChaCha20Cipher::new()
+    }
 }
 
 impl Cipher for ChaCha20Cipher {
@@ -119,10 +128,6 @@ impl Cipher for ChaCha20Cipher {
             ParamId::IvLen => check_fixed(p, IV, Reason::InvalidIvLength),
             _ => Ok(()),
         }
-    }
-
-    fn box_clone(&self) -> Box<dyn Cipher> {
-        Box::new(self.clone())
     }
 }
 
@@ -259,6 +264,15 @@ impl ChaChaPolyCipher {
             }
             Ok(payload_len)
         }
+    }
+}
+
+impl CipherType for ChaChaPolyCipher {
+    const MODE: u32 = crate::algorithms::MODE_STREAM;
+    const AEAD: bool = true;
+
+    fn for_alg(_alg: &crate::algorithms::AlgInfo) -> Self {
+        ChaChaPolyCipher::new()
     }
 }
 
@@ -410,10 +424,6 @@ impl Cipher for ChaChaPolyCipher {
         self.tag.copy_from_slice(tag);
         self.tag_len = TAG;
         Ok(())
-    }
-
-    fn box_clone(&self) -> Box<dyn Cipher> {
-        Box::new(self.clone())
     }
 }
 

@@ -9,7 +9,7 @@
 //! resets `num`). `updated-iv` is the counter block of the next keystream
 //! block (sshd exports it from its pre-auth child).
 
-use super::{CResult, Cipher, Io, ParamId, Reason, generic_get};
+use super::{CResult, Cipher, CipherType, Io, ParamId, Reason, generic_get};
 use crate::ffi::params::Param;
 use hwcrypt::aes::{Aes, BLOCK_SIZE};
 use hwcrypt::modes::Ctr;
@@ -71,6 +71,15 @@ impl CtrCipher {
             Some(ctr) => ctr.next_counter(),
             None => self.pending_iv,
         }
+    }
+}
+
+impl CipherType for CtrCipher {
+    const MODE: u32 = crate::algorithms::MODE_CTR;
+    const AEAD: bool = false;
+
+    fn for_alg(alg: &crate::algorithms::AlgInfo) -> Self {
+        CtrCipher::new(alg.key_len)
     }
 }
 
@@ -200,10 +209,6 @@ impl Cipher for CtrCipher {
             _ => {}
         }
         Ok(())
-    }
-
-    fn box_clone(&self) -> Box<dyn Cipher> {
-        Box::new(self.clone())
     }
 }
 

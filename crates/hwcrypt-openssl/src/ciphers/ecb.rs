@@ -2,7 +2,7 @@
 //! buffers a partial block and, when decrypting with padding, holds the last
 //! whole block back for `final`, which adds or checks PKCS#7 padding.
 
-use super::{CResult, Cipher, Io, ParamId, Reason, generic_get};
+use super::{CResult, Cipher, CipherType, Io, ParamId, Reason, generic_get};
 use crate::ffi::params::Param;
 use hwcrypt::aes::{Aes, BLOCK_SIZE};
 use hwcrypt::modes::Ecb;
@@ -92,6 +92,15 @@ impl EcbCipher {
         debug_assert!(self.buf_len + tail.len() <= B);
         self.buf[self.buf_len..self.buf_len + tail.len()].copy_from_slice(tail);
         self.buf_len += tail.len();
+    }
+}
+
+impl CipherType for EcbCipher {
+    const MODE: u32 = crate::algorithms::MODE_ECB;
+    const AEAD: bool = false;
+
+    fn for_alg(alg: &crate::algorithms::AlgInfo) -> Self {
+        EcbCipher::new(alg.key_len)
     }
 }
 
@@ -214,10 +223,6 @@ impl Cipher for EcbCipher {
             _ => {}
         }
         Ok(())
-    }
-
-    fn box_clone(&self) -> Box<dyn Cipher> {
-        Box::new(self.clone())
     }
 }
 

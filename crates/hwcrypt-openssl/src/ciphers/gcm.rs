@@ -16,7 +16,7 @@
 //! the counter guarantees); decryption tags of 1-3, 5-7 or 9-11 bytes, and
 //! tags shorter than 16 bytes given after the data, are refused.
 
-use super::{CResult, Cipher, Io, ParamId, Reason};
+use super::{CResult, Cipher, CipherType, Io, ParamId, Reason};
 use crate::ffi::params::Param;
 use hwcrypt::gcm::{AesGcm, AesGcmStream};
 use zeroize::{Zeroize, Zeroizing};
@@ -282,6 +282,15 @@ impl GcmCipher {
     }
 }
 
+impl CipherType for GcmCipher {
+    const MODE: u32 = crate::algorithms::MODE_GCM;
+    const AEAD: bool = true;
+
+    fn for_alg(alg: &crate::algorithms::AlgInfo) -> Self {
+        GcmCipher::new(alg.key_len)
+    }
+}
+
 impl Cipher for GcmCipher {
     fn init(&mut self, encrypt: bool, key: Option<&[u8]>, iv: Option<&[u8]>) -> CResult<()> {
         self.encrypt = encrypt;
@@ -440,10 +449,6 @@ impl Cipher for GcmCipher {
         self.tag.copy_from_slice(tag);
         self.tag_len = Some(TAG);
         Ok(())
-    }
-
-    fn box_clone(&self) -> Box<dyn Cipher> {
-        Box::new(self.clone())
     }
 }
 

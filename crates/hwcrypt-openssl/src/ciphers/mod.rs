@@ -152,9 +152,18 @@ pub(crate) trait Cipher: Send {
     fn set_aead_tag(&mut self, _tag: &[u8]) -> CResult<()> {
         Err(Reason::CipherOperationFailed)
     }
+}
 
-    /// A deep copy (`EVP_CIPHER_CTX_copy`).
-    fn box_clone(&self) -> Box<dyn Cipher>;
+/// A concrete cipher the FFI layer generates its dispatch functions for
+/// (`ffi::cipher::dispatch::<I, C>`): what it serves (its mode and whether
+/// it is an AEAD, checked against the algorithm's entry when the table is
+/// built), how a new context starts, and the deep copy of `dupctx`.
+pub(crate) trait CipherType: Cipher + Clone + 'static {
+    const MODE: u32;
+    const AEAD: bool;
+
+    /// A fresh context for `alg` (no key, no IV).
+    fn for_alg(alg: &crate::algorithms::AlgInfo) -> Self;
 }
 
 /// Bytes run through the provider's ciphers since it was loaded (the

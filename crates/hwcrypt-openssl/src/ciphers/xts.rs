@@ -2,7 +2,7 @@
 //! every `update` (or `EVP_Cipher`) call is one whole data unit of 16 bytes
 //! to 2^20 blocks under that tweak; the tweak does not advance between calls.
 
-use super::{CResult, Cipher, Io, ParamId, Reason, generic_get};
+use super::{CResult, Cipher, CipherType, Io, ParamId, Reason, generic_get};
 use crate::ffi::params::Param;
 use hwcrypt::aes::BLOCK_SIZE;
 use hwcrypt::modes::{MAX_DATA_UNIT, Xts};
@@ -33,6 +33,15 @@ impl XtsCipher {
     }
 }
 
+impl CipherType for XtsCipher {
+    const MODE: u32 = crate::algorithms::MODE_XTS;
+    const AEAD: bool = false;
+
+    fn for_alg(alg: &crate::algorithms::AlgInfo) -> Self {
+        XtsCipher::new(alg.key_len)
+    }
+}
+
 impl Cipher for XtsCipher {
     fn init(&mut self, encrypt: bool, key: Option<&[u8]>, iv: Option<&[u8]>) -> CResult<()> {
         self.encrypt = encrypt;
@@ -57,6 +66,7 @@ impl Cipher for XtsCipher {
         Ok(())
     }
 
+    #[inline(always)]
     fn update(&mut self, io: Io<'_>) -> CResult<usize> {
         let n = io.len();
         if n > MAX_DATA_UNIT {
@@ -93,10 +103,6 @@ impl Cipher for XtsCipher {
             }
         }
         Ok(())
-    }
-
-    fn box_clone(&self) -> Box<dyn Cipher> {
-        Box::new(self.clone())
     }
 }
 

@@ -9,21 +9,24 @@ use super::params::{self, ParamTable};
 use super::provider::{ProvCtx, guard, raise};
 use super::types::*;
 use crate::algorithms::{ALGORITHMS, AlgInfo, CIPHER_PARAMS};
-use crate::ciphers::{self, Cipher, Io, ParamId, Reason};
+use crate::ciphers::{self, CipherType, Io, ParamId, Reason};
 use core::ffi::{c_int, c_void};
 use core::ptr;
 use zeroize::Zeroizing;
 
-/// What a `void *vctx` points to.
-pub(crate) struct CipherCtx {
+/// What a `void *vctx` points to. The dispatch functions are generated per
+/// cipher type `C`, so an update calls the cipher directly (and LLVM inlines
+/// it) instead of through a `Box<dyn Cipher>`: a 16-byte call is short
+/// enough that the indirection showed (docs/openssl-provider.md).
+pub(crate) struct CipherCtx<C> {
     prov: *const ProvCtx,
     alg: &'static AlgInfo,
-    cipher: Box<dyn Cipher>,
+    cipher: C,
     /// Bytes processed and not yet added to the provider's total.
     uncounted: u64,
 }
 
-impl CipherCtx {
+impl<C> CipherCtx<C> {
     /// Counts `n` bytes, adding them to the provider's total in batches.
     #[inline(always)]
     fn count(&mut self, n: usize) {
@@ -44,12 +47,14 @@ impl CipherCtx {
 /// The context behind `vctx`.
 ///
 /// # Safety
-/// `vctx` is null or a pointer `newctx`/`dupctx` returned and `freectx` has
-/// not freed, not in use by another thread (EVP contexts are not shared).
+/// `vctx` is null or a pointer the `newctx`/`dupctx` of the same `C`
+/// returned (libcrypto hands a context only to the functions of the table
+/// that made it) and `freectx` has not freed, not in use by another thread
+/// (EVP contexts are not shared).
 #[inline(always)]
-unsafe fn ctx<'a>(vctx: *mut c_void) -> Option<&'a mut CipherCtx> {
+unsafe fn ctx<'a, C>(vctx: *mut c_void) -> Option<&'a mut CipherCtx<C>> {
     // SAFETY: as the function's contract says.
-    unsafe { (vctx as *mut CipherCtx).as_mut() }
+    unsafe { (vctx as *mut CipherCtx<C>).as_mut() }
 }
 
 /// A byte slice from C, empty when `len` is 0 (the pointer may then be null).
@@ -108,48 +113,48 @@ unsafe fn make_io<'a>(
     Some(Io::Split(&scratch.insert(copy)[..], out_slice))
 }
 
-unsafe extern "C" fn newctx<const I: usize>(provctx: *mut c_void) -> *mut c_void {
+unsafe extern "C" fn newctx<const I: usize, C: CipherType>(provctx: *mut c_void) -> *mut c_void {
     guard(ptr::null_mut(), || {
         let alg = &ALGORITHMS[I];
         let ctx = CipherCtx {
             prov: provctx as *const ProvCtx,
             alg,
-            cipher: (alg.new)(alg),
+            cipher: C::for_alg(alg),
             uncounted: 0,
         };
         Box::into_raw(Box::new(ctx)) as *mut c_void
     })
 }
 
-unsafe extern "C" fn freectx(vctx: *mut c_void) {
+unsafe extern "C" fn freectx<C: CipherType>(vctx: *mut c_void) {
     guard((), || {
         if !vctx.is_null() {
             // SAFETY: `vctx` came from `Box::into_raw` in newctx/dupctx and
             // libcrypto frees it once. The cipher's Drop wipes the keys.
-            let c = unsafe { Box::from_raw(vctx as *mut CipherCtx) };
+            let c = unsafe { Box::from_raw(vctx as *mut CipherCtx<C>) };
             ciphers::count_bytes(c.uncounted);
             drop(c);
         }
     })
 }
 
-unsafe extern "C" fn dupctx(vctx: *mut c_void) -> *mut c_void {
+unsafe extern "C" fn dupctx<C: CipherType>(vctx: *mut c_void) -> *mut c_void {
     guard(ptr::null_mut(), || {
         // SAFETY: a live context (dispatch contract).
-        let Some(c) = (unsafe { ctx(vctx) }) else {
+        let Some(c) = (unsafe { ctx::<C>(vctx) }) else {
             return ptr::null_mut();
         };
         let copy = CipherCtx {
             prov: c.prov,
             alg: c.alg,
-            cipher: c.cipher.box_clone(),
+            cipher: c.cipher.clone(),
             uncounted: 0,
         };
         Box::into_raw(Box::new(copy)) as *mut c_void
     })
 }
 
-unsafe fn init(
+unsafe fn init<C: CipherType>(
     vctx: *mut c_void,
     encrypt: bool,
     key: *const u8,
@@ -159,7 +164,7 @@ unsafe fn init(
     params: *const OsslParam,
 ) -> c_int {
     // SAFETY: a live context (dispatch contract).
-    let Some(c) = (unsafe { ctx(vctx) }) else {
+    let Some(c) = (unsafe { ctx::<C>(vctx) }) else {
         return 0;
     };
     // SAFETY: EVP passes key/iv buffers of keylen/ivlen bytes or null.
@@ -173,7 +178,7 @@ unsafe fn init(
     unsafe { set_params(c, params as *mut OsslParam) }
 }
 
-unsafe extern "C" fn encrypt_init(
+unsafe extern "C" fn encrypt_init<C: CipherType>(
     vctx: *mut c_void,
     key: *const u8,
     keylen: usize,
@@ -183,11 +188,11 @@ unsafe extern "C" fn encrypt_init(
 ) -> c_int {
     // SAFETY: forwarded dispatch contract.
     guard(0, || unsafe {
-        init(vctx, true, key, keylen, iv, ivlen, params)
+        init::<C>(vctx, true, key, keylen, iv, ivlen, params)
     })
 }
 
-unsafe extern "C" fn decrypt_init(
+unsafe extern "C" fn decrypt_init<C: CipherType>(
     vctx: *mut c_void,
     key: *const u8,
     keylen: usize,
@@ -197,13 +202,13 @@ unsafe extern "C" fn decrypt_init(
 ) -> c_int {
     // SAFETY: forwarded dispatch contract.
     guard(0, || unsafe {
-        init(vctx, false, key, keylen, iv, ivlen, params)
+        init::<C>(vctx, false, key, keylen, iv, ivlen, params)
     })
 }
 
 /// update and cipher: `raw` selects `EVP_Cipher` semantics.
 #[inline(always)]
-unsafe fn run(
+unsafe fn run<C: CipherType>(
     vctx: *mut c_void,
     out: *mut u8,
     outl: *mut usize,
@@ -213,7 +218,7 @@ unsafe fn run(
     raw: bool,
 ) -> c_int {
     // SAFETY: a live context (dispatch contract).
-    let Some(c) = (unsafe { ctx(vctx) }) else {
+    let Some(c) = (unsafe { ctx::<C>(vctx) }) else {
         return 0;
     };
     let set_outl = |n: usize| {
@@ -277,7 +282,7 @@ unsafe fn run(
     }
 }
 
-unsafe extern "C" fn update(
+unsafe extern "C" fn update<C: CipherType>(
     vctx: *mut c_void,
     out: *mut u8,
     outl: *mut usize,
@@ -287,11 +292,11 @@ unsafe extern "C" fn update(
 ) -> c_int {
     // SAFETY: forwarded dispatch contract.
     guard(0, || unsafe {
-        run(vctx, out, outl, outsize, input, inl, false)
+        run::<C>(vctx, out, outl, outsize, input, inl, false)
     })
 }
 
-unsafe extern "C" fn cipher(
+unsafe extern "C" fn cipher<C: CipherType>(
     vctx: *mut c_void,
     out: *mut u8,
     outl: *mut usize,
@@ -301,11 +306,11 @@ unsafe extern "C" fn cipher(
 ) -> c_int {
     // SAFETY: forwarded dispatch contract.
     guard(0, || unsafe {
-        run(vctx, out, outl, outsize, input, inl, true)
+        run::<C>(vctx, out, outl, outsize, input, inl, true)
     })
 }
 
-unsafe extern "C" fn final_(
+unsafe extern "C" fn final_<C: CipherType>(
     vctx: *mut c_void,
     out: *mut u8,
     outl: *mut usize,
@@ -313,7 +318,7 @@ unsafe extern "C" fn final_(
 ) -> c_int {
     guard(0, || {
         // SAFETY: a live context (dispatch contract).
-        let Some(c) = (unsafe { ctx(vctx) }) else {
+        let Some(c) = (unsafe { ctx::<C>(vctx) }) else {
             return 0;
         };
         let max = c.cipher.final_len();
@@ -344,7 +349,7 @@ unsafe extern "C" fn final_(
 ///
 /// # Safety
 /// `params` is null or a valid terminated array.
-unsafe fn set_params(c: &mut CipherCtx, params: *mut OsslParam) -> c_int {
+unsafe fn set_params<C: CipherType>(c: &mut CipherCtx<C>, params: *mut OsslParam) -> c_int {
     let table = c.alg.settable_ctx;
     let mut failed = None;
     // SAFETY: forwarded.
@@ -366,10 +371,13 @@ unsafe fn set_params(c: &mut CipherCtx, params: *mut OsslParam) -> c_int {
     }
 }
 
-unsafe extern "C" fn set_ctx_params(vctx: *mut c_void, params: *const OsslParam) -> c_int {
+unsafe extern "C" fn set_ctx_params<C: CipherType>(
+    vctx: *mut c_void,
+    params: *const OsslParam,
+) -> c_int {
     guard(0, || {
         // SAFETY: a live context (dispatch contract).
-        let Some(c) = (unsafe { ctx(vctx) }) else {
+        let Some(c) = (unsafe { ctx::<C>(vctx) }) else {
             return 0;
         };
         // SAFETY: a terminated array or null (dispatch contract).
@@ -377,10 +385,13 @@ unsafe extern "C" fn set_ctx_params(vctx: *mut c_void, params: *const OsslParam)
     })
 }
 
-unsafe extern "C" fn get_ctx_params(vctx: *mut c_void, params: *mut OsslParam) -> c_int {
+unsafe extern "C" fn get_ctx_params<C: CipherType>(
+    vctx: *mut c_void,
+    params: *mut OsslParam,
+) -> c_int {
     guard(0, || {
         // SAFETY: a live context (dispatch contract).
-        let Some(c) = (unsafe { ctx(vctx) }) else {
+        let Some(c) = (unsafe { ctx::<C>(vctx) }) else {
             return 0;
         };
         let table = c.alg.gettable_ctx;
@@ -479,20 +490,30 @@ macro_rules! entry {
     };
 }
 
-/// The dispatch table of `ALGORITHMS[I]`.
-pub(crate) const fn dispatch<const I: usize>() -> [OsslDispatch; 15] {
+/// The dispatch table of `ALGORITHMS[I]`, served by the cipher type `C`
+/// (checked when the table is built: `C` must be the type of that entry).
+pub(crate) const fn dispatch<const I: usize, C: CipherType>() -> [OsslDispatch; 15] {
+    assert!(C::MODE == ALGORITHMS[I].mode && C::AEAD == ALGORITHMS[I].aead);
     [
-        entry!(FUNC_CIPHER_NEWCTX, NewCtxFn, newctx::<I>),
-        entry!(FUNC_CIPHER_FREECTX, FreeCtxFn, freectx),
-        entry!(FUNC_CIPHER_DUPCTX, NewCtxFn, dupctx),
-        entry!(FUNC_CIPHER_ENCRYPT_INIT, InitFn, encrypt_init),
-        entry!(FUNC_CIPHER_DECRYPT_INIT, InitFn, decrypt_init),
-        entry!(FUNC_CIPHER_UPDATE, UpdateFn, update),
-        entry!(FUNC_CIPHER_FINAL, FinalFn, final_),
-        entry!(FUNC_CIPHER_CIPHER, UpdateFn, cipher),
+        entry!(FUNC_CIPHER_NEWCTX, NewCtxFn, newctx::<I, C>),
+        entry!(FUNC_CIPHER_FREECTX, FreeCtxFn, freectx::<C>),
+        entry!(FUNC_CIPHER_DUPCTX, NewCtxFn, dupctx::<C>),
+        entry!(FUNC_CIPHER_ENCRYPT_INIT, InitFn, encrypt_init::<C>),
+        entry!(FUNC_CIPHER_DECRYPT_INIT, InitFn, decrypt_init::<C>),
+        entry!(FUNC_CIPHER_UPDATE, UpdateFn, update::<C>),
+        entry!(FUNC_CIPHER_FINAL, FinalFn, final_::<C>),
+        entry!(FUNC_CIPHER_CIPHER, UpdateFn, cipher::<C>),
         entry!(FUNC_CIPHER_GET_PARAMS, GetParamsFn, get_params::<I>),
-        entry!(FUNC_CIPHER_GET_CTX_PARAMS, GetCtxParamsFn, get_ctx_params),
-        entry!(FUNC_CIPHER_SET_CTX_PARAMS, SetCtxParamsFn, set_ctx_params),
+        entry!(
+            FUNC_CIPHER_GET_CTX_PARAMS,
+            GetCtxParamsFn,
+            get_ctx_params::<C>
+        ),
+        entry!(
+            FUNC_CIPHER_SET_CTX_PARAMS,
+            SetCtxParamsFn,
+            set_ctx_params::<C>
+        ),
         entry!(FUNC_CIPHER_GETTABLE_PARAMS, GettableFn, gettable_params),
         entry!(
             FUNC_CIPHER_GETTABLE_CTX_PARAMS,

@@ -7,7 +7,10 @@
 use super::cipher::dispatch;
 use super::params;
 use super::types::*;
-use crate::ciphers::{ParamId, Reason};
+use crate::ciphers::chacha::{ChaCha20Cipher, ChaChaPolyCipher};
+use crate::ciphers::{
+    ParamId, Reason, ctr::CtrCipher, ecb::EcbCipher, gcm::GcmCipher, xts::XtsCipher,
+};
 use crate::status::{self, Status};
 use core::ffi::{c_int, c_void};
 use core::ptr;
@@ -73,13 +76,13 @@ struct AlgorithmList([OsslAlgorithm; crate::algorithms::ALGORITHMS.len() + 1]);
 unsafe impl Sync for AlgorithmList {}
 
 macro_rules! algorithm_list {
-    ($($i:literal),*) => {{
+    ($($i:literal: $cipher:ty),* $(,)?) => {{
         AlgorithmList([
             $(OsslAlgorithm {
                 algorithm_names: crate::algorithms::ALGORITHMS[$i].names.as_ptr(),
                 property_definition: c"provider=hwcrypt".as_ptr(),
                 implementation: {
-                    static D: [OsslDispatch; 15] = dispatch::<$i>();
+                    static D: [OsslDispatch; 15] = dispatch::<$i, $cipher>();
                     D.as_ptr()
                 },
                 algorithm_description: crate::algorithms::ALGORITHMS[$i].description.as_ptr(),
@@ -94,7 +97,23 @@ macro_rules! algorithm_list {
     }};
 }
 
-static CIPHERS: AlgorithmList = algorithm_list!(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12);
+// Each index of `ALGORITHMS` with the type that serves it (`dispatch`
+// refuses to compile a pair whose mode does not match).
+static CIPHERS: AlgorithmList = algorithm_list!(
+    0: EcbCipher,
+    1: EcbCipher,
+    2: EcbCipher,
+    3: CtrCipher,
+    4: CtrCipher,
+    5: CtrCipher,
+    6: XtsCipher,
+    7: XtsCipher,
+    8: GcmCipher,
+    9: GcmCipher,
+    10: GcmCipher,
+    11: ChaCha20Cipher,
+    12: ChaChaPolyCipher,
+);
 
 params::param_table!(
     PROVIDER_PARAMS = [

@@ -440,6 +440,7 @@ impl Key {
     /// XTS over one data unit of whole blocks whose tweak is not encrypted
     /// yet: the kernel encrypts it with `tweak_key` first, in registers.
     /// `tweak` holds the tweak after the last block on return.
+    #[inline(always)]
     pub(crate) fn xts_unit(
         &self,
         tweak_key: &Key,

@@ -424,6 +424,7 @@ impl Aes {
     /// [`Aes::xts_unit_steals`]) with `self` as the data key:
     /// `tweak` is encrypted with `tweak_key` (same backend and size), then
     /// the unit runs; the AES-NI and VAES backends do both in one kernel.
+    #[inline(always)]
     pub(crate) fn xts_unit(&self, tweak_key: &Aes, tweak: &Block, io: InOut<'_>, decrypt: bool) {
         let mut t = *tweak;
         match (&self.inner, &tweak_key.inner) {

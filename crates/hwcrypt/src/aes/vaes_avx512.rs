@@ -488,6 +488,7 @@ impl Key {
     /// yet: the tweak is encrypted with `tweak_key` inside the kernel, so
     /// the tweaks and the first rounds follow it without a round trip
     /// through memory. `tweak` holds the tweak after the last block on return.
+    #[inline(always)]
     pub(crate) fn xts_unit(
         &self,
         tweak_key: &Key,

@@ -105,21 +105,25 @@ impl Xts {
     }
 
     /// Encrypts one data unit (16 bytes to 16 MiB) in place under `tweak`.
+    #[inline]
     pub fn encrypt(&self, tweak: &Block, unit: &mut [u8]) -> Result<()> {
         self.one(tweak, InOut::InPlace(unit), false)
     }
 
     /// Decrypts one data unit in place under `tweak`.
+    #[inline]
     pub fn decrypt(&self, tweak: &Block, unit: &mut [u8]) -> Result<()> {
         self.one(tweak, InOut::InPlace(unit), true)
     }
 
     /// Encrypts one data unit from `input` into `output` (same length).
+    #[inline]
     pub fn encrypt_to(&self, tweak: &Block, input: &[u8], output: &mut [u8]) -> Result<()> {
         self.one(tweak, separate(input, output)?, false)
     }
 
     /// Decrypts one data unit from `input` into `output` (same length).
+    #[inline]
     pub fn decrypt_to(&self, tweak: &Block, input: &[u8], output: &mut [u8]) -> Result<()> {
         self.one(tweak, separate(input, output)?, true)
     }
@@ -287,6 +291,7 @@ impl Xts {
     }
 }
 
+#[inline]
 fn check_unit(len: usize) -> Result<()> {
     if (BLOCK_SIZE..=MAX_DATA_UNIT).contains(&len) {
         Ok(())
