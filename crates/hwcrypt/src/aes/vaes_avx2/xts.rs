@@ -70,12 +70,14 @@ pub(super) fn xts_mul_x16_clmul(x: __m256i) -> __m256i {
 #[repr(C, align(32))]
 pub(super) struct XtsTweaks([__m256i; 8]);
 
-/// Register j = (T_0 x^2j, T_0 x^(2j+1)), j = 0..8: the tweaks of the first
-/// 16 blocks, each computed from T_0 directly (per-lane shift counts), so
-/// the first AES rounds wait for one short dependency chain only.
+/// Register j = (T_0 x^2j, T_0 x^(2j+1)), j = 0..N (the rest zero): the
+/// tweaks of the first 2N blocks, each computed from T_0 directly (per-lane
+/// shift counts), so the first AES rounds wait for one short dependency
+/// chain only. A short unit asks for the registers it uses: at 64 bytes the
+/// six unused ones were a third of a call's instructions.
 #[inline]
 #[target_feature(enable = "avx2,vaes,aes")]
-pub(super) fn xts_first_tweaks(t0: __m128i) -> [__m256i; 8] {
+pub(super) fn xts_first_tweaks<const N: usize>(t0: __m128i) -> [__m256i; 8] {
     let b = _mm256_broadcastsi128_si256(t0);
     // Per qword: the low qword moved up (its top bits carry into the high
     // qword), and the high qword moved down (its top bits are reduced).
@@ -93,15 +95,16 @@ pub(super) fn xts_first_tweaks(t0: __m128i) -> [__m256i; 8] {
             _mm256_xor_si256(shifted, xts_reduce(carry))
         }};
     }
+    let z = _mm256_setzero_si256();
     [
         reg!(0),
-        reg!(2),
-        reg!(4),
-        reg!(6),
-        reg!(8),
-        reg!(10),
-        reg!(12),
-        reg!(14),
+        if N > 1 { reg!(2) } else { z },
+        if N > 2 { reg!(4) } else { z },
+        if N > 3 { reg!(6) } else { z },
+        if N > 4 { reg!(8) } else { z },
+        if N > 5 { reg!(10) } else { z },
+        if N > 6 { reg!(12) } else { z },
+        if N > 7 { reg!(14) } else { z },
     ]
 }
 
@@ -152,73 +155,86 @@ macro_rules! xts_kernel {
             // rounds have the eight states, a round key and spare registers
             // and nothing spills mid-round. Volatile, or LLVM would keep
             // them in registers and spill the states instead.
-            let mut tweaks = XtsTweaks([_mm256_setzero_si256(); 8]);
-            let mut last_keys = XtsTweaks([_mm256_setzero_si256(); 8]);
-            let first = xts_first_tweaks(t0);
-            for (slot, t) in tweaks.0.iter_mut().zip(first) {
-                // SAFETY: a 32-byte aligned slot of a local array.
-                unsafe { core::ptr::write_volatile(slot, t) };
-            }
             let blocks = io.len() / 16;
             let mut done = 0;
-            while blocks - done >= 16 {
-                let k0 = wide_key(keys, 0);
-                let kr = wide_key(keys, R);
-                // SAFETY: `done + 16 <= blocks`, so the 512 bytes at
-                // `16 * done` are in bounds; all loads of the chunk precede
-                // its stores (in place, src == dst); the volatile accesses
-                // are to aligned slots of local arrays.
-                unsafe {
-                    let d = load_n::<8>(src.add(16 * done));
-                    let mut x = [_mm256_setzero_si256(); 8];
-                    for j in 0..8 {
-                        let t = core::ptr::read_volatile(&tweaks.0[j]);
-                        x[j] = _mm256_xor_si256(_mm256_xor_si256(d[j], t), k0);
-                        core::ptr::write_volatile(&mut last_keys.0[j], _mm256_xor_si256(kr, t));
-                    }
-                    for r in 1..R {
-                        let k = wide_key(keys, r);
-                        for v in &mut x {
-                            *v = if DEC {
-                                _mm256_aesdec_epi128(*v, k)
-                            } else {
-                                _mm256_aesenc_epi128(*v, k)
-                            };
+            // Up to 4 (8) blocks the ladder below reads the first three
+            // (five) registers only: those of its blocks and the one that
+            // holds the tweak after the last block.
+            let mut tw = if blocks <= 4 {
+                xts_first_tweaks::<3>(t0)
+            } else if blocks <= 8 {
+                xts_first_tweaks::<5>(t0)
+            } else {
+                xts_first_tweaks::<8>(t0)
+            };
+            if blocks >= 16 {
+                let mut tweaks = XtsTweaks([_mm256_setzero_si256(); 8]);
+                let mut last_keys = XtsTweaks([_mm256_setzero_si256(); 8]);
+                for (slot, t) in tweaks.0.iter_mut().zip(tw) {
+                    // SAFETY: a 32-byte aligned slot of a local array.
+                    unsafe { core::ptr::write_volatile(slot, t) };
+                }
+                while blocks - done >= 16 {
+                    let k0 = wide_key(keys, 0);
+                    let kr = wide_key(keys, R);
+                    // SAFETY: `done + 16 <= blocks`, so the 512 bytes at
+                    // `16 * done` are in bounds; all loads of the chunk precede
+                    // its stores (in place, src == dst); the volatile accesses
+                    // are to aligned slots of local arrays.
+                    unsafe {
+                        let d = load_n::<8>(src.add(16 * done));
+                        let mut x = [_mm256_setzero_si256(); 8];
+                        for j in 0..8 {
+                            let t = core::ptr::read_volatile(&tweaks.0[j]);
+                            x[j] = _mm256_xor_si256(_mm256_xor_si256(d[j], t), k0);
+                            core::ptr::write_volatile(&mut last_keys.0[j], _mm256_xor_si256(kr, t));
                         }
-                        // The next iteration's tweaks halfway through
-                        // the rounds, not before them: the first rounds
-                        // start sooner, and the multiplies fill gaps in
-                        // the AES pipes (AES-128-XTS 16 KiB on a Zen 4,
-                        // `HWCRYPT_CPU=-avx512f`: +3.5%).
-                        if r == R / 2 {
-                            for slot in &mut tweaks.0 {
-                                let t = core::ptr::read_volatile(slot);
-                                core::ptr::write_volatile(slot, $advance(t));
+                        for r in 1..R {
+                            let k = wide_key(keys, r);
+                            for v in &mut x {
+                                *v = if DEC {
+                                    _mm256_aesdec_epi128(*v, k)
+                                } else {
+                                    _mm256_aesenc_epi128(*v, k)
+                                };
+                            }
+                            // The next iteration's tweaks halfway through
+                            // the rounds, not before them: the first rounds
+                            // start sooner, and the multiplies fill gaps in
+                            // the AES pipes (AES-128-XTS 16 KiB on a Zen 4,
+                            // `HWCRYPT_CPU=-avx512f`: +3.5%).
+                            if r == R / 2 {
+                                for slot in &mut tweaks.0 {
+                                    let t = core::ptr::read_volatile(slot);
+                                    core::ptr::write_volatile(slot, $advance(t));
+                                }
                             }
                         }
+                        for (j, v) in x.iter_mut().enumerate() {
+                            let k = core::ptr::read_volatile(&last_keys.0[j]);
+                            *v = if DEC {
+                                _mm256_aesdeclast_epi128(*v, k)
+                            } else {
+                                _mm256_aesenclast_epi128(*v, k)
+                            };
+                        }
+                        store_n::<8>(dst.add(16 * done), x);
                     }
-                    for (j, v) in x.iter_mut().enumerate() {
-                        let k = core::ptr::read_volatile(&last_keys.0[j]);
-                        *v = if DEC {
-                            _mm256_aesdeclast_epi128(*v, k)
-                        } else {
-                            _mm256_aesenclast_epi128(*v, k)
-                        };
-                    }
-                    store_n::<8>(dst.add(16 * done), x);
+                    done += 16;
                 }
-                done += 16;
+                // `last_keys` holds k_R ^ tweak, the last round key to anyone who
+                // knows the tweak: wipe it (volatile stores are kept).
+                for slot in &mut last_keys.0 {
+                    // SAFETY: an aligned slot of a local array.
+                    unsafe { core::ptr::write_volatile(slot, _mm256_setzero_si256()) };
+                }
+                tw = core::array::from_fn(|j| {
+                    // SAFETY: an aligned slot of a local array.
+                    unsafe { core::ptr::read_volatile(&tweaks.0[j]) }
+                });
             }
-            // `last_keys` holds k_R ^ tweak, the last round key to anyone who
-            // knows the tweak: wipe it (volatile stores are kept).
-            for slot in &mut last_keys.0 {
-                // SAFETY: an aligned slot of a local array.
-                unsafe { core::ptr::write_volatile(slot, _mm256_setzero_si256()) };
-            }
-            let mut tw: [__m256i; 8] = core::array::from_fn(|j| {
-                // SAFETY: an aligned slot of a local array.
-                unsafe { core::ptr::read_volatile(&tweaks.0[j]) }
-            });
+            // Under 16 blocks the tweaks never leave the registers, and no
+            // `last_keys` was written (so none to wipe).
             // The tail (under 16 blocks) from here, tweaks in registers.
             // SAFETY: `16 * done <= io.len()`.
             let (src, dst) = unsafe { (src.add(16 * done), dst.add(16 * done)) };
