@@ -115,6 +115,7 @@ impl GcmCipher {
     }
 
     /// Before any data or associated data: the IV must be set and fresh.
+    #[inline]
     fn ready(&mut self) -> CResult<()> {
         if self.stream.is_none() {
             return Err(Reason::CipherOperationFailed);
@@ -245,6 +246,7 @@ impl GcmCipher {
         }
     }
 
+    #[inline]
     fn data(&mut self, io: Io<'_>) -> CResult<usize> {
         self.ready()?;
         let n = io.len();
@@ -319,6 +321,7 @@ impl Cipher for GcmCipher {
         Ok(())
     }
 
+    #[inline]
     fn update(&mut self, io: Io<'_>) -> CResult<usize> {
         if self.tls_aad.is_some() {
             return self.tls_record(io);

@@ -175,6 +175,7 @@ impl Key {
         unsafe { ghash(&self.t, acc, data) }
     }
 
+    #[inline]
     pub(crate) fn encrypt(&self, counter: u128, acc: &mut Block, buf: &mut [u8]) {
         // SAFETY: a `Key` exists only if the features were detected.
         unsafe {
@@ -186,6 +187,7 @@ impl Key {
         }
     }
 
+    #[inline]
     pub(crate) fn decrypt(&self, counter: u128, acc: &mut Block, buf: &mut [u8]) {
         // SAFETY: a `Key` exists only if the features were detected.
         unsafe {

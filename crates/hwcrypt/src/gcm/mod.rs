@@ -397,6 +397,7 @@ impl AesGcm {
     /// CTR and GHASH over `io`: the VAES kernels read the input and write
     /// the output in one pass; the others work in place on the output (a
     /// copy of the input first).
+    #[inline]
     fn encrypt_io(&self, counter: u128, acc: &mut Block, io: InOut<'_>) {
         match &self.inner {
             Inner::Soft(k) => k.encrypt(counter, acc, io.into_in_place()),
@@ -409,6 +410,7 @@ impl AesGcm {
         }
     }
 
+    #[inline]
     fn decrypt_io(&self, counter: u128, acc: &mut Block, io: InOut<'_>) {
         match &self.inner {
             Inner::Soft(k) => k.decrypt(counter, acc, io.into_in_place()),

@@ -188,6 +188,7 @@ impl Key {
 
     /// Encrypts `io` (in place, or from its input into its output) from
     /// `counter`, the ciphertext absorbed into `acc`.
+    #[inline]
     pub(crate) fn encrypt(&self, counter: u128, acc: &mut Block, io: InOut<'_>) {
         let bulk = io.len() / CHUNK * CHUNK;
         let (head, tail) = io.split_at(bulk);
@@ -234,6 +235,7 @@ impl Key {
     }
 
     /// Decrypts `io` from `counter`, the ciphertext absorbed into `acc`.
+    #[inline]
     pub(crate) fn decrypt(&self, counter: u128, acc: &mut Block, io: InOut<'_>) {
         let bulk = io.len() / CHUNK * CHUNK;
         let (mut head, tail) = io.split_at(bulk);
