@@ -250,6 +250,7 @@ pub(crate) fn xts_generic<K: AesKernels + ?Sized>(
         chunk.write(0, &buf[..n]);
     }
     *tweak = t.to_le_bytes();
+    t.zeroize();
     buf.zeroize();
     tweaks.zeroize();
 }
@@ -443,6 +444,9 @@ impl Aes {
                 }
             }
         }
+        // The kernels leave the encrypted tweak after the last block here:
+        // key-derived (with it, that block's tweak can be stripped).
+        crate::secret::wipe_bytes(&mut t);
     }
 
     #[inline]

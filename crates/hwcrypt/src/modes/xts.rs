@@ -198,7 +198,7 @@ impl Xts {
         }
         let mut t = *tweak;
         self.tweak.encrypt_block(&mut t);
-        self.unit(t, io, decrypt);
+        self.unit(&mut t, io, decrypt);
         t.zeroize();
         Ok(())
     }
@@ -226,7 +226,7 @@ impl Xts {
             self.tweak
                 .kernels()
                 .ecb_encrypt(InOut::InPlace(&mut tweaks[..n * BLOCK_SIZE]));
-            for t in tweaks[..n * BLOCK_SIZE].chunks_exact(BLOCK_SIZE) {
+            for t in tweaks[..n * BLOCK_SIZE].chunks_exact_mut(BLOCK_SIZE) {
                 let (unit, tail) = rest.split_at(unit_size);
                 rest = tail;
                 self.unit(t.try_into().expect("16-byte chunk"), unit, decrypt);
@@ -236,15 +236,17 @@ impl Xts {
         Ok(())
     }
 
-    /// One data unit of a checked length, `t` its encrypted tweak.
-    fn unit(&self, mut t: Block, io: InOut<'_>, decrypt: bool) {
+    /// One data unit of a checked length, `t` its encrypted tweak (in the
+    /// caller's buffer, which it wipes: by reference, so no copy of the
+    /// key-derived tweak is left in an argument slot).
+    fn unit(&self, t: &mut Block, io: InOut<'_>, decrypt: bool) {
         let k = self.data.kernels();
         let partial = io.len() % BLOCK_SIZE;
         if partial == 0 {
             if decrypt {
-                k.xts_decrypt(&mut t, io);
+                k.xts_decrypt(t, io);
             } else {
-                k.xts_encrypt(&mut t, io);
+                k.xts_encrypt(t, io);
             }
             return;
         }
@@ -254,9 +256,9 @@ impl Xts {
         let len = io.len();
         let (front, mut last) = io.split_at(len - BLOCK_SIZE - partial);
         if decrypt {
-            k.xts_decrypt(&mut t, front);
+            k.xts_decrypt(t, front);
         } else {
-            k.xts_encrypt(&mut t, front);
+            k.xts_encrypt(t, front);
         }
         let mut buf = [0u8; 2 * BLOCK_SIZE];
         let n = BLOCK_SIZE + partial;
@@ -264,7 +266,7 @@ impl Xts {
         let (a, b) = buf.split_at_mut(BLOCK_SIZE);
         let a: &mut Block = a.try_into().expect("16 bytes");
         // `t` is the tweak of the last full block, `t_next` of the partial one.
-        let mut t_next = xts_mul_x(u128::from_le_bytes(t)).to_le_bytes();
+        let mut t_next = xts_mul_x(u128::from_le_bytes(*t)).to_le_bytes();
         if decrypt {
             // C_{m-1} was made with the later tweak: PP = D(C_{m-1}, T_m);
             // P_m = PP[..r]; P_{m-1} = D(C_m || PP[r..], T_{m-1}).
@@ -272,7 +274,7 @@ impl Xts {
         } else {
             // CC = E(P_{m-1}, T_{m-1}); C_m = CC[..r];
             // C_{m-1} = E(P_m || CC[r..], T_m).
-            k.xts_encrypt(&mut t, InOut::InPlace(a));
+            k.xts_encrypt(t, InOut::InPlace(a));
         }
         // Swap the first `partial` bytes of the two halves: the stolen
         // tail of `a` stays, `b` gets the head of `a`.
@@ -280,13 +282,12 @@ impl Xts {
             core::mem::swap(&mut a[i], &mut b[i]);
         }
         if decrypt {
-            k.xts_decrypt(&mut t, InOut::InPlace(a));
+            k.xts_decrypt(t, InOut::InPlace(a));
         } else {
             k.xts_encrypt(&mut t_next, InOut::InPlace(a));
         }
         last.write(0, &buf[..n]);
         buf.zeroize();
-        t.zeroize();
         t_next.zeroize();
     }
 }

@@ -232,6 +232,11 @@ macro_rules! xts_kernel {
                     // SAFETY: an aligned slot of a local array.
                     unsafe { core::ptr::read_volatile(&tweaks.0[j]) }
                 });
+                // The tweaks are key-derived too (E(K2, tweak) times x^j).
+                for slot in &mut tweaks.0 {
+                    // SAFETY: an aligned slot of a local array.
+                    unsafe { core::ptr::write_volatile(slot, _mm256_setzero_si256()) };
+                }
             }
             // Under 16 blocks the tweaks never leave the registers, and no
             // `last_keys` was written (so none to wipe).
