@@ -238,9 +238,8 @@ macro_rules! xts_kernel {
                     unsafe { core::ptr::write_volatile(slot, _mm256_setzero_si256()) };
                 }
             }
-            // Under 16 blocks the tweaks never leave the registers, and no
-            // `last_keys` was written (so none to wipe).
-            // The tail (under 16 blocks) from here, tweaks in registers.
+            // The tail (under 16 blocks) from here, tweaks in registers (a
+            // unit under 16 blocks wrote neither array: nothing to wipe).
             // SAFETY: `16 * done <= io.len()`.
             let (src, dst) = unsafe { (src.add(16 * done), dst.add(16 * done)) };
             macro_rules! chunk {
