@@ -499,8 +499,7 @@ fn gather(data: &[u8], out: &mut [__m128i; BATCH]) -> usize {
     let mut chunks = data.chunks_exact(16);
     let mut n = 0;
     for chunk in &mut chunks {
-        // SAFETY: `chunk` is 16 readable bytes; unaligned loads are allowed.
-        out[n] = bswap(unsafe { _mm_loadu_si128(chunk.as_ptr().cast()) });
+        out[n] = bswap(load(chunk.try_into().expect("16-byte chunk")));
         n += 1;
     }
     let rest = chunks.remainder();
