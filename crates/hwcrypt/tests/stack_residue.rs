@@ -17,7 +17,10 @@
 //!   hidden `secret_regions` hook (feature `residue-test`);
 //! * `H`: the GHASH key `E(K, 0)`, both byte orders;
 //! * `xts`: the XTS "last round key ^ tweak" and "first round key ^ tweak"
-//!   values of the first 64 blocks of every unit the operation touches;
+//!   values of every block of every unit the operation touches;
+//! * `xts-tweak`: the encrypted tweaks themselves (`E(K2, tweak) x^j`, for
+//!   every block and the one after the last: with them a block's tweak
+//!   can be stripped);
 //! * `words`: each ChaCha20 key word (and XChaCha subkey word) broadcast to
 //!   four lanes;
 //! * `subkey`: the XChaCha20 subkey (16-byte windows);
@@ -132,6 +135,7 @@ mod residue {
         Obj,
         H,
         XtsTweakKey,
+        XtsTweak,
         Words,
         Subkey,
         Poly,
@@ -145,6 +149,7 @@ mod residue {
                 Kind::Obj => "obj",
                 Kind::H => "H",
                 Kind::XtsTweakKey => "xts",
+                Kind::XtsTweak => "xts-tweak",
                 Kind::Words => "words",
                 Kind::Subkey => "subkey",
                 Kind::Poly => "poly",
@@ -178,6 +183,13 @@ mod residue {
         ("aesni", "aes-ctr32", "encrypt", Any, &[Key, Rk]),
         ("aesni", "aes-gcm", "decrypt", Any, &[Rk]),
         ("aesni", "aes-gcm", "encrypt", Any, &[Rk]),
+        // Two of the eight tweak registers of the 8-block XTS loop
+        // (E(K2, tweak) x^j; kept in memory instead, the loop ran 5-9%
+        // slower and, for AES-192, LLVM spilled a round key in their place).
+        ("aesni", "aes-xts", "decrypt", Any, &[XtsTweak]),
+        ("aesni", "aes-xts", "decrypt units", Any, &[XtsTweak]),
+        ("aesni", "aes-xts", "encrypt", Any, &[XtsTweak]),
+        ("aesni", "aes-xts", "encrypt units", Any, &[XtsTweak]),
         // The avx512 kernels called with the state of the bare ChaCha20 and
         // of the incremental ChaCha20-Poly1305 (found when these steps were
         // added, 2026-11-27; the same kernels' one-shot steps are clean).
@@ -202,6 +214,18 @@ mod residue {
     /// Same shape as [`DECLARED`]; empty when everything found is declared.
     #[rustfmt::skip]
     pub const KNOWN_UNFIXED: &[(&str, &str, &str, Profile, &[Kind])] = &[
+        // Not yet run on an AVX-512 machine (2026-11-28): the encrypted
+        // tweaks (`xts-tweak`) and the separate 16- and 64-byte XTS steps
+        // are new to the scan. The run prints "declared but not found
+        // now" for whatever of this does not occur: remove those entries.
+        ("vaes-avx512", "aes-xts", "encrypt", Any, &[XtsTweak]),
+        ("vaes-avx512", "aes-xts", "decrypt", Any, &[XtsTweak]),
+        ("vaes-avx512", "aes-xts", "encrypt units", Any, &[XtsTweak]),
+        ("vaes-avx512", "aes-xts", "decrypt units", Any, &[XtsTweak]),
+        ("vaes-avx512", "aes-xts", "encrypt 16 B", Any, &[Key, Rk, XtsTweak]),
+        ("vaes-avx512", "aes-xts", "decrypt 16 B", Any, &[Key, Rk, XtsTweak]),
+        ("vaes-avx512", "aes-xts", "encrypt 64 B", Any, &[Key, Rk, XtsTweak]),
+        ("vaes-avx512", "aes-xts", "decrypt 64 B", Any, &[Key, Rk, XtsTweak]),
     ];
 
     /// Every entry that allows residue.
@@ -572,7 +596,8 @@ mod residue {
                     let mut t = tweak;
                     aes2.encrypt_block(&mut t);
                     let mut t = u128::from_le_bytes(t);
-                    for _ in 0..64 {
+                    for _ in 0..=XTS_LEN / 16 {
+                        p.add(XtsTweak, t.to_le_bytes());
                         p.add(XtsTweakKey, (t ^ last).to_le_bytes());
                         p.add(XtsTweakKey, (t ^ first).to_le_bytes());
                         t = xts_mul_x(t);
@@ -636,13 +661,29 @@ mod residue {
                 let k = key.as_ref().as_ref().unwrap();
                 s.step("encrypt", &mut || {
                     k.encrypt(&tweaks[0], &mut buf[..XTS_LEN]).unwrap();
+                });
+                s.step("encrypt units", &mut || {
                     k.encrypt_units(XTS_UNIT, XTS_SECTOR, &mut buf[..4 * XTS_UNIT])
                         .unwrap();
                 });
+                s.step("encrypt 16 B", &mut || {
+                    k.encrypt(&tweaks[0], &mut buf[..16]).unwrap();
+                });
+                s.step("encrypt 64 B", &mut || {
+                    k.encrypt(&tweaks[0], &mut buf[..64]).unwrap();
+                });
                 s.step("decrypt", &mut || {
                     k.decrypt(&tweaks[0], &mut buf[..XTS_LEN]).unwrap();
+                });
+                s.step("decrypt units", &mut || {
                     k.decrypt_units(XTS_UNIT, XTS_SECTOR, &mut buf[..4 * XTS_UNIT])
                         .unwrap();
+                });
+                s.step("decrypt 16 B", &mut || {
+                    k.decrypt(&tweaks[0], &mut buf[..16]).unwrap();
+                });
+                s.step("decrypt 64 B", &mut || {
+                    k.decrypt(&tweaks[0], &mut buf[..64]).unwrap();
                 });
                 s.step("drop", &mut || *key = None);
             }

@@ -223,7 +223,6 @@ pub(crate) fn xts_generic<K: AesKernels + ?Sized>(
 ) {
     use zeroize::Zeroize;
     const BATCH: usize = 32 * BLOCK_SIZE;
-    let mut t = u128::from_le_bytes(*tweak);
     let mut buf = [0u8; BATCH];
     let mut tweaks = [0u128; BATCH / BLOCK_SIZE];
     let mut rest = io;
@@ -232,12 +231,18 @@ pub(crate) fn xts_generic<K: AesKernels + ?Sized>(
         let (mut chunk, tail) = rest.split_at(n);
         rest = tail;
         chunk.read(0, &mut buf[..n]);
+        let mut t = u128::from_le_bytes(*tweak);
         for (b, tw) in buf[..n].chunks_exact_mut(BLOCK_SIZE).zip(&mut tweaks) {
             *tw = t;
             let x = u128::from_le_bytes(b.try_into().expect("16-byte chunk")) ^ t;
             b.copy_from_slice(&x.to_le_bytes());
             t = xts_mul_x(t);
         }
+        // The running tweak waits in the caller's buffer (which the caller
+        // wipes), not in a register across the ECB call: a callee-saved
+        // register would be pushed, and left, in the callee's frame.
+        *tweak = t.to_le_bytes();
+        core::hint::black_box(&mut *tweak);
         if decrypt {
             k.ecb_decrypt(InOut::InPlace(&mut buf[..n]));
         } else {
@@ -249,8 +254,6 @@ pub(crate) fn xts_generic<K: AesKernels + ?Sized>(
         }
         chunk.write(0, &buf[..n]);
     }
-    *tweak = t.to_le_bytes();
-    t.zeroize();
     buf.zeroize();
     tweaks.zeroize();
 }

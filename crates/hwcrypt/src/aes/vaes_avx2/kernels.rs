@@ -93,6 +93,44 @@ pub(super) fn cipher<const N: usize, const R: usize, const DEC: bool>(
     x
 }
 
+/// `N` blocks through the cipher on xmm, each round key loaded once for
+/// all of them, `fold[j]` XORed into block j's output as in [`cipher`]. A
+/// loop of [`cipher1`] calls instead would let LLVM hoist the round keys
+/// out of the loop: fifteen of them do not fit the sixteen registers beside
+/// the data, and the ones it spilled stayed on the stack.
+#[inline]
+#[target_feature(enable = "avx2,vaes,aes")]
+pub(super) fn cipher_narrow<const N: usize, const R: usize, const DEC: bool>(
+    keys: &RoundKeys,
+    mut x: [__m128i; N],
+    fold: [__m128i; N],
+) -> [__m128i; N] {
+    let k = narrow_key(keys, 0);
+    for v in &mut x {
+        *v = _mm_xor_si128(*v, k);
+    }
+    for r in 1..R {
+        let k = narrow_key(keys, r);
+        for v in &mut x {
+            *v = if DEC {
+                _mm_aesdec_si128(*v, k)
+            } else {
+                _mm_aesenc_si128(*v, k)
+            };
+        }
+    }
+    let k = narrow_key(keys, R);
+    for (v, f) in x.iter_mut().zip(fold) {
+        let k = _mm_xor_si128(k, f);
+        *v = if DEC {
+            _mm_aesdeclast_si128(*v, k)
+        } else {
+            _mm_aesenclast_si128(*v, k)
+        };
+    }
+    x
+}
+
 /// One block through the cipher on xmm (the odd block of a tail).
 #[inline]
 #[target_feature(enable = "avx2,vaes,aes")]
@@ -193,6 +231,9 @@ pub(super) unsafe fn store1(p: *mut u8, x: __m128i) {
 /// Runs a kernel over `blocks` blocks: `$chunk!(N, offset)` for N = 8 while
 /// 16 blocks remain, then at most one each of N = 4, 2, 1, then
 /// `$single!(offset)` for a last odd block. Offsets are in bytes.
+/// `ladder!(@tail ...)` is the same for fewer than 16 blocks (the caller's
+/// own main loop took the rest): no 8-register code for LLVM to allocate
+/// registers around.
 macro_rules! ladder {
     ($blocks:expr, $chunk:ident, $single:ident) => {{
         let blocks: usize = $blocks;
@@ -201,6 +242,16 @@ macro_rules! ladder {
             $chunk!(8, 16 * i);
             i += 16;
         }
+        ladder!(@from i, blocks, $chunk, $single);
+    }};
+    (@tail $blocks:expr, $chunk:ident, $single:ident) => {{
+        let blocks: usize = $blocks;
+        debug_assert!(blocks < 16);
+        ladder!(@from 0, blocks, $chunk, $single);
+    }};
+    (@from $i:expr, $blocks:ident, $chunk:ident, $single:ident) => {{
+        let blocks = $blocks;
+        let mut i = $i;
         if blocks - i >= 8 {
             $chunk!(4, 16 * i);
             i += 8;
