@@ -546,8 +546,11 @@ unsafe fn xor512(src: *const u8, dst: *mut u8, ks: &[__m256i; 16]) {
 
 /// `dst[..n] = src[..n] ^ keystream`, the keystream starting at register
 /// `first` of `ks` (byte `32 * first`); `n <= 32 * (ks.len() - first)`. Whole
-/// registers go straight from registers; a last partial one through a
-/// 32-byte stack buffer that is wiped afterwards.
+/// registers go straight from registers; a last partial one by 16, 8, 4, 2
+/// and 1 bytes, the keystream shifted down in registers. (Through a stack
+/// buffer, with `memcpy` in and out, it was a ninth of a 16-byte seal: two
+/// calls and a 32-byte load of bytes stored narrower, which cannot be
+/// forwarded.)
 ///
 /// # Safety
 /// `src` must be valid for reading and `dst` for writing `n` bytes; they are
@@ -565,21 +568,49 @@ unsafe fn xor_partial(src: *const u8, dst: *mut u8, ks: &[__m256i], first: usize
             _mm256_storeu_si256(dst.add(32 * j).cast(), _mm256_xor_si256(v, ks[first + j]));
         }
     }
-    let rest = n % 32;
-    if rest > 0 {
-        let mut buf = [0u8; 32];
-        // SAFETY: bytes 32 * whole..n of the caller's ranges, read before
-        // written; `buf` is 32 bytes and does not overlap them.
-        unsafe {
-            core::ptr::copy_nonoverlapping(src.add(32 * whole), buf.as_mut_ptr(), rest);
-            let v = _mm256_loadu_si256(buf.as_ptr().cast());
-            _mm256_storeu_si256(
-                buf.as_mut_ptr().cast(),
-                _mm256_xor_si256(v, ks[first + whole]),
-            );
-            core::ptr::copy_nonoverlapping(buf.as_ptr(), dst.add(32 * whole), rest);
+    let mut rest = n % 32;
+    if rest == 0 {
+        return;
+    }
+    let mut at = 32 * whole;
+    let k = ks[first + whole];
+    let mut k128 = _mm256_castsi256_si128(k);
+    // SAFETY (each access below): bytes `at..at + width` with `at + width
+    // <= n` (`rest` counts the bytes left from `at`), read before written;
+    // unaligned access is allowed.
+    unsafe {
+        if rest >= 16 {
+            let v = _mm_loadu_si128(src.add(at).cast());
+            _mm_storeu_si128(dst.add(at).cast(), _mm_xor_si128(v, k128));
+            k128 = _mm256_extracti128_si256::<1>(k);
+            at += 16;
+            rest -= 16;
         }
-        buf.zeroize();
+        let mut q = _mm_cvtsi128_si64(k128) as u64;
+        if rest >= 8 {
+            let v = core::ptr::read_unaligned(src.add(at).cast::<u64>());
+            core::ptr::write_unaligned(dst.add(at).cast::<u64>(), v ^ q);
+            q = _mm_extract_epi64::<1>(k128) as u64;
+            at += 8;
+            rest -= 8;
+        }
+        if rest >= 4 {
+            let v = core::ptr::read_unaligned(src.add(at).cast::<u32>());
+            core::ptr::write_unaligned(dst.add(at).cast::<u32>(), v ^ q as u32);
+            q >>= 32;
+            at += 4;
+            rest -= 4;
+        }
+        if rest >= 2 {
+            let v = core::ptr::read_unaligned(src.add(at).cast::<u16>());
+            core::ptr::write_unaligned(dst.add(at).cast::<u16>(), v ^ q as u16);
+            q >>= 16;
+            at += 2;
+            rest -= 2;
+        }
+        if rest == 1 {
+            *dst.add(at) = *src.add(at) ^ q as u8;
+        }
     }
 }
 
