@@ -575,9 +575,9 @@ unsafe fn xor_partial(src: *const u8, dst: *mut u8, ks: &[__m256i], first: usize
     let mut at = 32 * whole;
     let k = ks[first + whole];
     let mut k128 = _mm256_castsi256_si128(k);
-    // SAFETY (each access below): bytes `at..at + width` with `at + width
-    // <= n` (`rest` counts the bytes left from `at`), read before written;
-    // unaligned access is allowed.
+    // SAFETY: each access below is to bytes `at..at + width` of the
+    // caller's ranges with `at + width <= n` (`rest` counts the bytes left
+    // from `at`), read before written; unaligned access is allowed.
     unsafe {
         if rest >= 16 {
             let v = _mm_loadu_si128(src.add(at).cast());
