@@ -848,17 +848,18 @@ fn aead<const SEAL: bool>(
     if len <= SHORT_MAX {
         let mut init = [_mm_setzero_si128(); 4];
         message_rows(key, nonce, &mut init);
-        let mut ks = match len {
-            0..=64 => rows::<1, _>(&init, |_| {}),
-            65..=192 => rows::<2, _>(&init, |_| {}),
-            _ => rows::<3, _>(&init, |_| {}),
+        // The registers a set fills (the rest stay zero: nothing to wipe).
+        let (mut ks, used) = match len {
+            0..=64 => (rows::<1, _>(&init, |_| {}), 4),
+            65..=192 => (rows::<2, _>(&init, |_| {}), 8),
+            _ => (rows::<3, _>(&init, |_| {}), 12),
         };
         init.zeroize();
         let mut poly_key = [0u8; 32];
         // SAFETY: `poly_key` is 32 writable bytes; unaligned stores are allowed.
         unsafe { _mm256_storeu_si256(poly_key.as_mut_ptr().cast(), ks[0]) };
         let mut poly = Poly1305::new(&poly_key);
-        poly_key.zeroize();
+        crate::secret::wipe_bytes(&mut poly_key);
         let mut regs = PolyRegs::new(&mut poly);
         regs.update_padded(aad);
         if !SEAL {
@@ -867,7 +868,7 @@ fn aead<const SEAL: bool>(
         // SAFETY: `len <= 320` bytes from the start of both ranges; the
         // keystream from register 2 (block 1) on covers them.
         unsafe { xor_partial(src, dst, &ks, 2, len) };
-        wipe(&mut ks);
+        wipe(&mut ks[..used]);
         if SEAL {
             regs.update_padded(mac(0, len));
         }
@@ -883,7 +884,7 @@ fn aead<const SEAL: bool>(
     // SAFETY: `poly_key` is 32 writable bytes; unaligned stores are allowed.
     unsafe { _mm256_storeu_si256(poly_key.as_mut_ptr().cast(), ks[0]) };
     let mut poly = Poly1305::new(&poly_key);
-    poly_key.zeroize();
+    crate::secret::wipe_bytes(&mut poly_key);
     poly.update_padded(aad);
 
     let first = len.min(FIRST);

@@ -496,7 +496,7 @@ impl Message {
         ks.block.0[..CHACHA_BLOCK].fill(0);
         ks.dirty = ks.dirty.max(pass);
         self.poly.set_key(&poly_key);
-        poly_key.zeroize();
+        crate::secret::wipe_bytes(&mut poly_key);
         ks.used = CHACHA_BLOCK;
         ks.end = pass;
         ks.refill = ks.engine.first_pass();
