@@ -144,7 +144,7 @@ macro_rules! xts_kernel {
                             *slot = t0;
                             t0 = xts_mul_x1(t0);
                         }
-                        // SAFETY: the `$n` blocks are `io` (`16 * $n ==
+                        // SAFETY: the `$n` blocks are in bounds (`16 * $n <=
                         // io.len()`); all loads precede the stores (in place).
                         unsafe {
                             let x: [__m128i; $n] =
