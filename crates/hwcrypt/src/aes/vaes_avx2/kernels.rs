@@ -139,21 +139,7 @@ pub(super) fn cipher1<const R: usize, const DEC: bool>(
     x: __m128i,
     fold: __m128i,
 ) -> __m128i {
-    let mut x = _mm_xor_si128(x, narrow_key(keys, 0));
-    for r in 1..R {
-        let k = narrow_key(keys, r);
-        x = if DEC {
-            _mm_aesdec_si128(x, k)
-        } else {
-            _mm_aesenc_si128(x, k)
-        };
-    }
-    let k = _mm_xor_si128(narrow_key(keys, R), fold);
-    if DEC {
-        _mm_aesdeclast_si128(x, k)
-    } else {
-        _mm_aesenclast_si128(x, k)
-    }
+    cipher_narrow::<1, R, DEC>(keys, [x], [fold])[0]
 }
 
 /// Loads `N` registers (2N blocks) from `p`.
