@@ -9,16 +9,20 @@ use super::*;
 
 /// `N` registers (4N blocks) through XTS: `cipher(x ^ t) ^ t` per block,
 /// with the first tweak XOR merged into round 0 (a three-way XOR) and the
-/// second folded into the last round's key.
+/// second folded into the last round's key. The tweaks are registers
+/// `at..at + N` of `tweaks`, read where they are used (volatile: see
+/// [`Tweaks`]).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes")]
 fn xts_cipher<const N: usize, const R: usize, const DEC: bool>(
     rk: &[__m512i; 15],
     d: [__m512i; N],
-    t: &[__m512i],
+    tweaks: &Tweaks,
+    at: usize,
 ) -> [__m512i; N] {
-    let mut x: [__m512i; N] =
-        core::array::from_fn(|j| _mm512_ternarylogic_epi64::<0x96>(d[j], t[j], rk[0]));
+    let mut x: [__m512i; N] = core::array::from_fn(|j| {
+        _mm512_ternarylogic_epi64::<0x96>(d[j], tweaks.get(at + j), rk[0])
+    });
     for k in &rk[1..R] {
         for v in &mut x {
             *v = if DEC {
@@ -29,7 +33,7 @@ fn xts_cipher<const N: usize, const R: usize, const DEC: bool>(
         }
     }
     for (j, v) in x.iter_mut().enumerate() {
-        let k = _mm512_xor_si512(rk[R], t[j]);
+        let k = _mm512_xor_si512(rk[R], tweaks.get(at + j));
         *v = if DEC {
             _mm512_aesdeclast_epi128(*v, k)
         } else {
@@ -37,6 +41,40 @@ fn xts_cipher<const N: usize, const R: usize, const DEC: bool>(
         };
     }
     x
+}
+
+/// The eight tweak registers of the zmm loop, in memory. The tweaks are
+/// key-derived (E(K2, tweak) times x^j): with the eight states and up to
+/// fifteen round keys in registers, LLVM spilled them to stack slots it
+/// never clears (`tests/stack_residue.rs`). Kept here instead, read and
+/// written with volatile accesses (as operands where used: the load ports
+/// are idle in the AES loop) and wiped on drop.
+#[repr(C, align(64))]
+struct Tweaks([__m512i; 8]);
+
+impl Tweaks {
+    #[inline(always)]
+    fn get(&self, j: usize) -> __m512i {
+        // SAFETY: an aligned slot of the array (`j` < 8: callers index
+        // registers `at..at + N` with `at + N <= 8`; out of range panics
+        // on the bounds check).
+        unsafe { core::ptr::read_volatile(&self.0[j]) }
+    }
+    #[inline(always)]
+    fn set(&mut self, j: usize, t: __m512i) {
+        // SAFETY: as in `get`.
+        unsafe { core::ptr::write_volatile(&mut self.0[j], t) }
+    }
+}
+
+impl Drop for Tweaks {
+    #[inline(always)]
+    fn drop(&mut self) {
+        for slot in &mut self.0 {
+            // SAFETY: an aligned slot of the array; volatile stores are kept.
+            unsafe { core::ptr::write_volatile(slot, core::mem::zeroed()) };
+        }
+    }
 }
 
 /// Each lane's tweak times x^32: shift the lane left by four bytes and
@@ -192,7 +230,13 @@ pub(super) fn xts<const R: usize, const DEC: bool>(
         unsafe { _mm_storeu_si128(tweak.as_mut_ptr().cast(), t0) };
         return;
     }
-    let mut tw = first_tweaks(t0);
+    // (Not the first pass's round 0 from the registers `first_tweaks`
+    // computes: 512-byte units gained 3%, but without LTO LLVM then
+    // spilled round keys and tweaks of AES-192/256 around that pass.)
+    let mut tw = Tweaks([_mm512_setzero_si512(); 8]);
+    for (j, t) in first_tweaks(t0).into_iter().enumerate() {
+        tw.set(j, t);
+    }
     let rk = round_keys::<R>(keys);
     // (Under 16 bytes, not a data unit, nothing is touched.)
     let partial = if io.len() >= 16 { io.len() % 16 } else { 0 };
@@ -205,26 +249,24 @@ pub(super) fn xts<const R: usize, const DEC: bool>(
         // are in bounds; the loads precede the stores (in place, src == dst).
         unsafe {
             let d = load_n::<8>(src.add(16 * done));
-            let x = xts_cipher::<8, R, DEC>(&rk, d, &tw);
+            let x = xts_cipher::<8, R, DEC>(&rk, d, &tw, 0);
             store_n::<8>(dst.add(16 * done), x);
         }
         done += 32;
-        if done == blocks {
-            // The last iteration (every unit of 32k blocks: 512 B, 4 KiB):
-            // only the tweak after the unit is still needed.
-            tw[0] = mul_x32(tw[0]);
-        } else {
-            for t in &mut tw {
-                *t = mul_x32(*t);
-            }
+        // After the last iteration (every unit of 32k blocks: 512 B,
+        // 4 KiB) only the tweak after the unit is still needed.
+        let live = if done == blocks { 1 } else { 8 };
+        for j in 0..live {
+            tw.set(j, mul_x32(tw.get(j)));
         }
     }
     // The tail (under 32 blocks): at most one chunk each of 4, 2 and 1
-    // registers (16, 8, 4 blocks), then 1-3 blocks masked; the tweak
-    // registers move down as they are used (7 of the 8 at most).
+    // registers (16, 8, 4 blocks), then 1-3 blocks masked; each chunk uses
+    // the tweak registers from `at` on (7 of the 8 at most).
     // SAFETY: `16 * done <= 16 * blocks <= io.len()`.
     let (mut src, mut dst) = unsafe { (src.add(16 * done), dst.add(16 * done)) };
     let mut left = blocks - done;
+    let mut at = 0;
     macro_rules! chunk {
         ($n:literal) => {
             if left >= 4 * $n {
@@ -232,11 +274,11 @@ pub(super) fn xts<const R: usize, const DEC: bool>(
                 // the loads precede the stores.
                 unsafe {
                     let d = load_n::<$n>(src);
-                    store_n::<$n>(dst, xts_cipher::<$n, R, DEC>(&rk, d, &tw));
+                    store_n::<$n>(dst, xts_cipher::<$n, R, DEC>(&rk, d, &tw, at));
                     src = src.add(64 * $n);
                     dst = dst.add(64 * $n);
                 }
-                tw = core::array::from_fn(|j| tw[(j + $n).min(7)]);
+                at += $n;
                 left -= 4 * $n;
             }
         };
@@ -252,11 +294,13 @@ pub(super) fn xts<const R: usize, const DEC: bool>(
         // written, and cannot fault); the load precedes the store.
         unsafe {
             let d = _mm512_maskz_loadu_epi8(mask, src.cast());
-            let x = xts_cipher::<1, R, DEC>(&rk, [d], &tw);
+            let x = xts_cipher::<1, R, DEC>(&rk, [d], &tw, at);
             _mm512_mask_storeu_epi8(dst.cast(), mask, x[0]);
         }
     }
-    let mut next = lane(tw[0], left);
+    // (`tw` is wiped where it lies when it goes out of scope, at the end:
+    // `drop(tw)` would move it and wipe the copy.)
+    let mut next = lane(tw.get(at), left);
     if partial != 0 {
         // `next` is the tweak of the last full block, `t_b` of the partial one.
         let t_b = mul_x1(next);
