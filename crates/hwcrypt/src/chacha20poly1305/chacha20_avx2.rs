@@ -337,8 +337,9 @@ fn blocks8<F: FnMut(usize)>(init: &State8, mut between: F) -> [__m256i; 16] {
     out
 }
 
-/// Longest message the short path takes: 6 blocks, less block 0.
-const SHORT_MAX: usize = 5 * 64;
+/// Longest message the short path takes: 6 blocks, less block 0 (the
+/// `avx512` backend sends one-shot messages up to this long here too).
+pub(super) const SHORT_MAX: usize = 5 * 64;
 
 /// The four rows of a ChaCha20 state, one register each (the row-layout
 /// short paths of this backend and of `avx512`).

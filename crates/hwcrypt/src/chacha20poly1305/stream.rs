@@ -199,7 +199,7 @@ impl Engine {
             #[cfg(target_arch = "x86_64")]
             Engine::Avx2(_) => 2 * CHACHA_BLOCK,
             #[cfg(target_arch = "x86_64")]
-            Engine::Avx512(_) => 4 * CHACHA_BLOCK,
+            Engine::Avx512(..) => 4 * CHACHA_BLOCK,
         }
     }
 
