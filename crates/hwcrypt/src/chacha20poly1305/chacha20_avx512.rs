@@ -11,7 +11,9 @@
 //! row layout (one row of 4 blocks per register, the diagonal rounds rotate
 //! rows with `vpshufd`): 25% more blocks for little more time. Messages of up
 //! to 448 bytes, and short last chunks, use the row layout alone (4 or 8
-//! blocks, no transposition).
+//! blocks, no transposition). (The dispatcher in `super` sends one-shot
+//! messages of up to 320 bytes to the `avx2` short path instead, where the
+//! CPU has BMI2: faster there on Zen 4; this path serves them otherwise.)
 //!
 //! Poly1305 has two engines. Below [`IFMA_MIN`] bytes (only on the short
 //! path) it is the scalar 64-bit-limb code, run after (sealing) or before
