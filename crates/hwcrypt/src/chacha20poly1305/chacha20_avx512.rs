@@ -53,6 +53,7 @@
 //! `#[target_feature]` kernels.
 #![allow(unsafe_code)]
 
+use super::chacha20_avx2;
 use super::chacha20_soft;
 use super::poly1305_soft::Poly1305;
 use crate::aead::Tag;
@@ -141,6 +142,26 @@ impl Avx512 {
         assert!(input.is_none_or(|i| i.len() == output.len()));
         // SAFETY: as in `seal`.
         unsafe { aead::<false>(key, nonce, aad, input, output) }
+    }
+
+    /// A one-shot seal (`SEAL`) or open of up to
+    /// [`chacha20_avx2::SHORT_MAX`] bytes on the `avx2` backend's short path
+    /// with AVX-512VL rotations (faster there than this backend's row
+    /// layout; see the dispatcher in `super`). `avx2` proves BMI2.
+    pub(crate) fn short<const SEAL: bool>(
+        self,
+        _avx2: chacha20_avx2::Avx2,
+        key: &[u32; 8],
+        nonce: &[u32; 3],
+        aad: &[u8],
+        input: Option<&[u8]>,
+        output: &mut [u8],
+    ) -> Tag {
+        assert!(output.len() <= chacha20_avx2::SHORT_MAX);
+        assert!(input.is_none_or(|i| i.len() == output.len()));
+        // SAFETY: this token proves AVX2, AVX-512F and AVX-512VL, the `Avx2`
+        // one BMI2; the lengths are checked above.
+        unsafe { chacha20_avx2::aead_short_vl::<SEAL>(key, nonce, aad, input, output) }
     }
 
     /// The middle of a streamed message: encrypts (`seal`) or decrypts

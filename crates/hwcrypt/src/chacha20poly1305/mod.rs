@@ -65,9 +65,9 @@ enum Engine {
     Avx2(chacha20_avx2::Avx2),
     /// With the `avx2` token where this CPU also runs that backend (BMI2):
     /// one-shot messages of up to [`chacha20_avx2::SHORT_MAX`] bytes go to
-    /// its short path, which seals and opens them faster than the `avx512`
-    /// row layout with the scalar Poly1305 (Zen 4, 16-320 B, 0 or 13 bytes
-    /// of AAD: 5-20%; docs/performance.md).
+    /// its short path (with AVX-512VL rotations), which seals and opens them
+    /// faster than the `avx512` row layout with the scalar Poly1305 (Zen 4,
+    /// 16-320 B, 0 or 13 bytes of AAD: 5-25%; docs/performance.md).
     #[cfg(target_arch = "x86_64")]
     Avx512(chacha20_avx512::Avx512, Option<chacha20_avx2::Avx2>),
 }
@@ -172,11 +172,11 @@ impl Engine {
             #[cfg(target_arch = "x86_64")]
             Engine::Avx2(t) => t.open(key, nonce, aad, input, output),
             #[cfg(target_arch = "x86_64")]
-            Engine::Avx512(_, Some(short)) if output.len() <= chacha20_avx2::SHORT_MAX => {
+            Engine::Avx512(t, Some(avx2)) if output.len() <= chacha20_avx2::SHORT_MAX => {
                 if seal {
-                    short.seal(key, nonce, aad, input, output)
+                    t.short::<true>(avx2, key, nonce, aad, input, output)
                 } else {
-                    short.open(key, nonce, aad, input, output)
+                    t.short::<false>(avx2, key, nonce, aad, input, output)
                 }
             }
             #[cfg(target_arch = "x86_64")]
