@@ -65,6 +65,7 @@ use zeroize::Zeroize;
 
 mod poly1305_ifma;
 use poly1305_ifma::Ifma;
+pub(crate) use poly1305_ifma::PowersCache;
 
 #[macro_use]
 mod chacha20;
@@ -82,6 +83,10 @@ const SHORT_MAX: usize = 7 * 64;
 /// r^1..r^8, three dependent lane-wise products) and the final fold of the
 /// lanes cost about what they save.
 const IFMA_MIN: usize = 256;
+/// The same threshold for a streamed message's pieces, whose key powers
+/// are made once per message ([`PowersCache`]): only the fold of the lanes
+/// is left to amortise.
+const STREAM_IFMA_MIN: usize = 128;
 // Every message of the long path uses the vector Poly1305 and has whole
 // groups after the scalar lead.
 const _: () = assert!(IFMA_MIN <= SHORT_MAX && SHORT_MAX >= LEAD + GROUP);
@@ -169,11 +174,14 @@ impl Avx512 {
     /// from block `state[12]` and absorbs the ciphertext into `poly`,
     /// stitched as in a one-shot message. `output` is whole 64-byte blocks,
     /// a separate `input` as long, and `poly` is at a block boundary.
+    /// `powers` holds the vector Poly1305's key powers of this message (made
+    /// by the first piece that needs them).
     pub(crate) fn aead_blocks(
         self,
         seal: bool,
         state: &[u32; 16],
         poly: &mut Poly1305,
+        powers: &mut PowersCache,
         input: Option<&[u8]>,
         output: &mut [u8],
     ) {
@@ -184,11 +192,21 @@ impl Avx512 {
         // above).
         unsafe {
             if seal {
-                aead_blocks::<true>(state, poly, input, output);
+                aead_blocks::<true>(state, poly, powers, input, output);
             } else {
-                aead_blocks::<false>(state, poly, input, output);
+                aead_blocks::<false>(state, poly, powers, input, output);
             }
         }
+    }
+
+    /// Absorbs `data` (whole 16-byte blocks) into a streamed message's
+    /// `poly` outside the stitched kernel (pieces served from buffered
+    /// keystream): on the IFMA lanes with the message's cached key powers
+    /// from [`STREAM_IFMA_MIN`] bytes on, else with the scalar code.
+    pub(crate) fn absorb(self, poly: &mut Poly1305, powers: &mut PowersCache, data: &[u8]) {
+        debug_assert!(data.len().is_multiple_of(16));
+        // SAFETY: an `Avx512` exists only if the features were detected.
+        unsafe { absorb_padded(poly, data, data.len() >= STREAM_IFMA_MIN, Some(powers)) }
     }
 }
 
@@ -255,14 +273,14 @@ fn aead<const SEAL: bool>(
             poly.update_padded(aad);
             let vector = len >= IFMA_MIN;
             if !SEAL {
-                absorb_padded(&mut poly, mac(0, len), vector);
+                absorb_padded(&mut poly, mac(0, len), vector, None);
             }
             // SAFETY: `len <= 448` bytes from the start of both ranges; the
             // keystream from register 1 (block 1) on covers them.
             unsafe { xor_partial(src, dst, ks, 1, len) };
             wipe(ks);
             if SEAL {
-                absorb_padded(&mut poly, mac(0, len), vector);
+                absorb_padded(&mut poly, mac(0, len), vector, None);
             }
             poly.finish_aead(aad.len() as u64, len as u64)
         };
@@ -420,6 +438,7 @@ fn aead<const SEAL: bool>(
 fn aead_blocks<const SEAL: bool>(
     state: &[u32; 16],
     poly: &mut Poly1305,
+    powers: &mut PowersCache,
     input: Option<&[u8]>,
     output: &mut [u8],
 ) {
@@ -428,10 +447,10 @@ fn aead_blocks<const SEAL: bool>(
     if len <= 8 * 64 {
         // Up to 8 blocks: ChaCha20 on the row layout alone, Poly1305 before
         // (opening) or after (sealing) it, on the IFMA lanes from
-        // `IFMA_MIN` bytes on (as `aead`'s short path).
-        let vector = len >= IFMA_MIN;
+        // `STREAM_IFMA_MIN` bytes on (the key powers are cached).
+        let vector = len >= STREAM_IFMA_MIN;
         if !SEAL {
-            absorb_padded(poly, input.unwrap_or(output), vector);
+            absorb_padded(poly, input.unwrap_or(output), vector, Some(powers));
         }
         let io = match input {
             Some(input) => InOut::Separate {
@@ -442,7 +461,7 @@ fn aead_blocks<const SEAL: bool>(
         };
         xor_keystream(state, io);
         if SEAL {
-            absorb_padded(poly, output, vector);
+            absorb_padded(poly, output, vector, Some(powers));
         }
         return;
     }
@@ -460,7 +479,7 @@ fn aead_blocks<const SEAL: bool>(
         // current chunk, before its keystream is applied).
         unsafe { core::slice::from_raw_parts(mac_base.add(from), n) }
     };
-    let mut ifma = Some(Ifma::new(poly));
+    let mut ifma = Some(Ifma::with_powers(poly, *powers.get(poly)));
     // Ciphertext bytes absorbed so far.
     let mut absorbed = 0;
     let mut off = 0;
@@ -564,13 +583,17 @@ impl Between for IfmaSteps<'_> {
 
 /// Absorbs `data` zero-padded to whole blocks into `poly` (as
 /// [`Poly1305::update_padded`]): its whole 128-byte groups on the IFMA
-/// lanes when `vector`, the rest with the scalar code.
+/// lanes when `vector` (with the key powers of `powers`, made there if
+/// missing), the rest with the scalar code.
 #[inline]
 #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
-fn absorb_padded(poly: &mut Poly1305, data: &[u8], vector: bool) {
+fn absorb_padded(poly: &mut Poly1305, data: &[u8], vector: bool, powers: Option<&mut PowersCache>) {
     let mut at = 0;
     if vector && data.len() >= GROUP {
-        let mut v = Ifma::new(poly);
+        let mut v = match powers {
+            Some(cache) => Ifma::with_powers(poly, *cache.get(poly)),
+            None => Ifma::new(poly),
+        };
         while data.len() - at >= GROUP {
             // SAFETY: this function requires AVX-512F and IFMA; 128 bytes
             // of `data` from `at`.

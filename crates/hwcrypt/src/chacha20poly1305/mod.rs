@@ -57,6 +57,22 @@ pub const KEY_LEN: usize = 32;
 /// blocks of 64 bytes, counters 1..2^32).
 pub const MAX_PLAINTEXT_LEN: u64 = (1 << 38) - 64;
 
+/// What a streamed message keeps of an engine's vector Poly1305 between
+/// its pieces (the `avx512` key powers), wiped when the message ends.
+#[derive(Clone, Default)]
+struct PolyLanes {
+    #[cfg(target_arch = "x86_64")]
+    avx512: chacha20_avx512::PowersCache,
+}
+
+impl PolyLanes {
+    /// Forgets (and wipes) what belonged to the last message's key.
+    fn wipe(&mut self) {
+        #[cfg(target_arch = "x86_64")]
+        self.avx512.wipe();
+    }
+}
+
 /// The ChaCha20 implementation a key runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Engine {
@@ -123,11 +139,13 @@ impl Engine {
     /// `input` (or `output` in place) into `output` (whole 64-byte blocks)
     /// from block `state[12]` and absorbs the ciphertext into `poly` (at a
     /// block boundary); the vector backends stitch both in one pass.
+    /// `lanes` is the message's vector Poly1305 state between pieces.
     fn aead_blocks(
         self,
         seal: bool,
         state: &[u32; 16],
         poly: &mut Poly1305,
+        lanes: &mut PolyLanes,
         input: Option<&[u8]>,
         output: &mut [u8],
     ) {
@@ -151,7 +169,23 @@ impl Engine {
             #[cfg(target_arch = "x86_64")]
             Engine::Avx2(t) => t.aead_blocks(seal, state, poly, input, output),
             #[cfg(target_arch = "x86_64")]
-            Engine::Avx512(t, _) => t.aead_blocks(seal, state, poly, input, output),
+            Engine::Avx512(t, _) => {
+                t.aead_blocks(seal, state, poly, &mut lanes.avx512, input, output)
+            }
+        }
+    }
+
+    /// Absorbs `data` (whole 16-byte blocks) into a streamed message's
+    /// `poly` (pieces served from buffered keystream): on the vector lanes
+    /// where the engine has them and the run is long enough.
+    fn absorb(self, poly: &mut Poly1305, lanes: &mut PolyLanes, data: &[u8]) {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Engine::Avx512(t, _) => t.absorb(poly, &mut lanes.avx512, data),
+            _ => {
+                let _ = lanes;
+                poly.blocks(data);
+            }
         }
     }
 

@@ -27,7 +27,8 @@
 
 use super::poly1305_soft::{BLOCK, Poly1305};
 use super::{
-    ChaCha20Poly1305, Engine, MAX_PLAINTEXT_LEN, StateWords, chacha20_soft, key_words, words,
+    ChaCha20Poly1305, Engine, MAX_PLAINTEXT_LEN, PolyLanes, StateWords, chacha20_soft, key_words,
+    words,
 };
 use crate::Backend;
 use crate::aead::phase::{Phase, add_len};
@@ -240,7 +241,7 @@ impl Engine {
     fn bulk_refill(self) -> usize {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Engine::Avx2(_) => 8 * CHACHA_BLOCK,
+            Engine::Avx2(_) | Engine::Avx512(..) => 8 * CHACHA_BLOCK,
             _ => self.first_pass(),
         }
     }
@@ -425,6 +426,8 @@ pub struct ChaCha20Poly1305Stream<K = ChaCha20Poly1305> {
 struct Message {
     keystream: Keystream,
     poly: Poly1305,
+    /// The vector Poly1305's state between pieces (the key powers).
+    lanes: PolyLanes,
     /// Bytes Poly1305 has not absorbed yet (associated data or ciphertext,
     /// the start of a partial block): `pending[..pending_len]`.
     pending: [u8; BLOCK],
@@ -452,7 +455,11 @@ impl Message {
             self.pending_len = 0;
         }
         let whole = rest.len() - rest.len() % BLOCK;
-        self.poly.blocks(&rest[..whole]);
+        if whole != 0 {
+            self.keystream
+                .engine
+                .absorb(&mut self.poly, &mut self.lanes, &rest[..whole]);
+        }
         let tail = &rest[whole..];
         self.pending[..tail.len()].copy_from_slice(tail);
         self.pending_len = tail.len();
@@ -461,6 +468,9 @@ impl Message {
     /// Encrypts or decrypts a few bytes at the edge of a piece (inside one
     /// keystream block) through the buffers.
     fn edge(&mut self, encrypt: bool, io: InOut<'_>) {
+        if io.is_empty() {
+            return;
+        }
         let buf = match io {
             InOut::InPlace(buf) => buf,
             InOut::Separate { input, output } => {
@@ -518,6 +528,7 @@ impl Message {
     fn wipe(&mut self) {
         self.keystream.wipe();
         self.poly.wipe();
+        self.lanes.wipe();
         self.pending.zeroize();
         self.pending_len = 0;
     }
@@ -539,6 +550,7 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
             message: Message {
                 keystream: Keystream::new(engine, false),
                 poly: Poly1305::new(&[0; 32]),
+                lanes: PolyLanes::default(),
                 pending: [0; BLOCK],
                 pending_len: 0,
                 aad_len: 0,
@@ -728,8 +740,14 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
                 InOut::Separate { input, output } => (Some(input), output),
             };
             let ks = &mut m.keystream;
-            ks.engine
-                .aead_blocks(encrypt, &ks.state.0, &mut m.poly, input, output);
+            ks.engine.aead_blocks(
+                encrypt,
+                &ks.state.0,
+                &mut m.poly,
+                &mut m.lanes,
+                input,
+                output,
+            );
             ks.advance((whole / CHACHA_BLOCK) as u32);
         }
         m.edge(encrypt, tail);

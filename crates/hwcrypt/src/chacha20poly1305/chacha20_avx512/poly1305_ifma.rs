@@ -163,22 +163,21 @@ pub(super) unsafe fn carry(t0: __m512i, t1: __m512i, t2: __m512i) -> [__m512i; 3
     }
 }
 
-/// The vector Poly1305 state: 8 lane accumulators, the multiplier r^8 for
-/// every lane and the final multipliers r^8..r^1.
-pub(crate) struct Ifma {
-    h: [__m512i; 3],
+/// The key powers of the vector Poly1305: r^8 for every lane (the step
+/// from one group to the next) and r^8..r^1 (lane `j` of the last group
+/// still needs r^(8 - j)). They depend on the message's Poly1305 key only,
+/// so a streamed message computes them once ([`PowersCache`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Powers {
     r8: Mult,
     last: Mult,
-    /// Whether a group was absorbed (before that, lane 0 holds the scalar
-    /// accumulator and the other lanes zero).
-    started: bool,
 }
 
-impl Ifma {
-    /// Takes over from `poly` (its accumulator moves into lane 0).
+impl Powers {
+    /// The powers of `poly`'s key.
     #[inline]
     #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
-    pub(crate) fn new(poly: &Poly1305) -> Ifma {
+    pub(crate) fn new(poly: &Poly1305) -> Powers {
         // r^1..r^8 by three rounds of lane-wise products (instead of seven
         // serial scalar ones): r·r, then [r, r^2]·r^2, then [r..r^4]·[1, r^4].
         // Each product is partially reduced (limbs below 2^44 + 2^15,
@@ -206,15 +205,89 @@ impl Ifma {
         }));
         // SAFETY: as above.
         let pow = Mult::new(unsafe { mul_lanes(a, &m) }); // lane j: r^(j + 1)
-        let r8 = pow.permute(_mm512_set1_epi64(7));
-        // Lane j (the j-th block of the last group) still needs r^(8 - j).
-        let last = pow.permute(_mm512_setr_epi64(7, 6, 5, 4, 3, 2, 1, 0));
+        Powers {
+            r8: pow.permute(_mm512_set1_epi64(7)),
+            last: pow.permute(_mm512_setr_epi64(7, 6, 5, 4, 3, 2, 1, 0)),
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+    fn wipe(&mut self) {
+        self.r8.wipe();
+        self.last.wipe();
+    }
+}
+
+/// The key powers of a streamed message, made by the first piece that uses
+/// the vector Poly1305 and kept until the message ends: a stream of short
+/// pieces (`openssl speed`'s 256-byte `EVP_EncryptUpdate`s) would otherwise
+/// make them for every piece. Wiped by [`PowersCache::wipe`] and on drop.
+#[derive(Clone, Default)]
+pub(crate) struct PowersCache(Option<Powers>);
+
+impl PowersCache {
+    /// The powers of `poly`'s key: the cached ones, or made now.
+    ///
+    /// The caller keeps the cache to one key: it is wiped when a message
+    /// starts.
+    #[inline]
+    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+    pub(crate) fn get(&mut self, poly: &Poly1305) -> &Powers {
+        match self.0 {
+            Some(ref p) => p,
+            None => self.0.insert(Powers::new(poly)),
+        }
+    }
+
+    /// Wipes the powers (a new message has a new key).
+    pub(crate) fn wipe(&mut self) {
+        if let Some(p) = self.0.as_mut() {
+            for m in [&mut p.r8, &mut p.last] {
+                for v in m.r.iter_mut().chain(m.s.iter_mut()) {
+                    // SAFETY: `v` is a valid, aligned `__m512i` (a plain
+                    // store: no instruction beyond what the target has).
+                    unsafe { core::ptr::write_volatile(v, core::mem::zeroed()) };
+                }
+            }
+            core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+        }
+        self.0 = None;
+    }
+}
+
+impl Drop for PowersCache {
+    fn drop(&mut self) {
+        self.wipe();
+    }
+}
+
+/// The vector Poly1305 state: 8 lane accumulators and the key powers.
+pub(crate) struct Ifma {
+    h: [__m512i; 3],
+    powers: Powers,
+    /// Whether a group was absorbed (before that, lane 0 holds the scalar
+    /// accumulator and the other lanes zero).
+    started: bool,
+}
+
+impl Ifma {
+    /// Takes over from `poly` (its accumulator moves into lane 0).
+    #[inline]
+    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+    pub(crate) fn new(poly: &Poly1305) -> Ifma {
+        Ifma::with_powers(poly, Powers::new(poly))
+    }
+
+    /// As [`Ifma::new`], with the powers of `poly`'s key made before.
+    #[inline]
+    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
+    pub(crate) fn with_powers(poly: &Poly1305, powers: Powers) -> Ifma {
         let h = to_radix44(poly.accumulator());
         let lane0 = |k: usize| _mm512_maskz_set1_epi64(1, h[k] as i64);
         Ifma {
             h: [lane0(0), lane0(1), lane0(2)],
-            r8,
-            last,
+            powers,
             started: false,
         }
     }
@@ -245,7 +318,7 @@ impl Ifma {
             // Bit 128 (2^(88 + 40)) marks a whole block.
             let m2 = _mm512_or_si512(_mm512_srli_epi64::<24>(hi), _mm512_set1_epi64(1 << 40));
             let h = if self.started {
-                mul_lanes(self.h, &self.r8)
+                mul_lanes(self.h, &self.powers.r8)
             } else {
                 self.h
             };
@@ -272,7 +345,7 @@ impl Ifma {
     pub(crate) fn finish_in_place(&mut self, poly: &mut Poly1305) {
         if self.started {
             // SAFETY: this function requires AVX-512F and IFMA.
-            let [h0, h1, h2] = unsafe { mul_lanes(self.h, &self.last) };
+            let [h0, h1, h2] = unsafe { mul_lanes(self.h, &self.powers.last) };
             // Each lane limb is below 2^45, so the sums stay below 2^48.
             let mut l = [
                 _mm512_reduce_add_epi64(h0) as u64,
@@ -284,7 +357,6 @@ impl Ifma {
         }
         self.started = false;
         wipe(&mut self.h);
-        self.r8.wipe();
-        self.last.wipe();
+        self.powers.wipe();
     }
 }
