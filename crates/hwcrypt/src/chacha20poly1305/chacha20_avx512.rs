@@ -86,7 +86,7 @@ const IFMA_MIN: usize = 256;
 /// The same threshold for a streamed message's pieces, whose key powers
 /// are made once per message ([`PowersCache`]): only the fold of the lanes
 /// is left to amortise.
-const STREAM_IFMA_MIN: usize = 128;
+pub(crate) const STREAM_IFMA_MIN: usize = 128;
 // Every message of the long path uses the vector Poly1305 and has whole
 // groups after the scalar lead.
 const _: () = assert!(IFMA_MIN <= SHORT_MAX && SHORT_MAX >= LEAD + GROUP);
@@ -206,7 +206,7 @@ impl Avx512 {
     pub(crate) fn absorb(self, poly: &mut Poly1305, powers: &mut PowersCache, data: &[u8]) {
         debug_assert!(data.len().is_multiple_of(16));
         // SAFETY: an `Avx512` exists only if the features were detected.
-        unsafe { absorb_padded(poly, data, data.len() >= STREAM_IFMA_MIN, Some(powers)) }
+        unsafe { absorb_padded(poly, data, true, Some(powers)) }
     }
 }
 
@@ -306,15 +306,16 @@ fn aead<const SEAL: bool>(
     let mut poly = Poly1305::new(&[0; 32]);
     // Ciphertext bytes absorbed so far.
     let mut absorbed = 0;
-    // The vector Poly1305 (always, past the short path); `None` once the
-    // lanes were folded back.
+    // The key powers of the vector Poly1305 (wiped on drop) and its lanes
+    // (always, past the short path; `None` once they were folded back).
+    let mut powers = PowersCache::default();
     let mut ifma = None;
     keystream(&state, 0, first + 64, &mut (), |ks, _| {
         set_poly_key(&mut poly, ks[0]);
         poly.update_padded(aad);
         if !SEAL {
             poly.blocks(mac(0, LEAD));
-            let v = ifma.insert(Ifma::new(&poly));
+            let v = ifma.insert(Ifma::new(&poly, powers.get(&poly)));
             let groups = (first - LEAD) / GROUP;
             for g in 0..groups {
                 // SAFETY: bytes LEAD + 128g.. + 128 <= first <= len of the
@@ -338,7 +339,7 @@ fn aead<const SEAL: bool>(
     });
     if SEAL {
         poly.blocks(mac(0, LEAD));
-        ifma = Some(Ifma::new(&poly));
+        ifma = Some(Ifma::new(&poly, powers.get(&poly)));
         absorbed = LEAD;
     }
     let mut off = first;
@@ -418,11 +419,10 @@ fn aead<const SEAL: bool>(
     state.zeroize();
     if let Some(mut v) = ifma.take() {
         // Sealing: whole groups of the last chunk, then the lanes fold back.
-        while len - absorbed >= GROUP {
-            // SAFETY: 128 bytes of written ciphertext from `absorbed`.
-            unsafe { v.absorb(mac_base.add(absorbed)) };
-            absorbed += GROUP;
-        }
+        let groups = (len - absorbed) / GROUP;
+        // SAFETY: `groups` whole groups of written ciphertext from `absorbed`.
+        unsafe { v.absorb_groups(mac_base.add(absorbed), groups) };
+        absorbed += groups * GROUP;
         v.finish(&mut poly);
     }
     poly.update_padded(mac(absorbed, len - absorbed));
@@ -479,7 +479,7 @@ fn aead_blocks<const SEAL: bool>(
         // current chunk, before its keystream is applied).
         unsafe { core::slice::from_raw_parts(mac_base.add(from), n) }
     };
-    let mut ifma = Some(Ifma::with_powers(poly, *powers.get(poly)));
+    let mut ifma = Some(Ifma::new(poly, powers.get(poly)));
     // Ciphertext bytes absorbed so far.
     let mut absorbed = 0;
     let mut off = 0;
@@ -504,7 +504,7 @@ fn aead_blocks<const SEAL: bool>(
                     groups,
                     _detected: Avx512 { _detected: () },
                 };
-                let mut rest = |between: &mut IfmaSteps<'_>| {
+                let mut rest = |between: &mut IfmaSteps<'_, '_>| {
                     if last_open {
                         // The rest, before it is overwritten.
                         between.v.finish_in_place(poly);
@@ -548,11 +548,10 @@ fn aead_blocks<const SEAL: bool>(
     }
     if let Some(mut v) = ifma.take() {
         // Sealing: whole groups of the last chunk, then the lanes fold back.
-        while len - absorbed >= GROUP {
-            // SAFETY: 128 bytes of written ciphertext from `absorbed`.
-            unsafe { v.absorb(mac_base.add(absorbed)) };
-            absorbed += GROUP;
-        }
+        let groups = (len - absorbed) / GROUP;
+        // SAFETY: `groups` whole groups of written ciphertext from `absorbed`.
+        unsafe { v.absorb_groups(mac_base.add(absorbed), groups) };
+        absorbed += groups * GROUP;
         v.finish(poly);
     }
     poly.blocks(mac(absorbed, len - absorbed));
@@ -560,15 +559,15 @@ fn aead_blocks<const SEAL: bool>(
 
 /// The vector Poly1305 of `groups` (at most 10) whole groups at `base`, one
 /// per double round.
-struct IfmaSteps<'a> {
-    v: &'a mut Ifma,
+struct IfmaSteps<'a, 'p> {
+    v: &'a mut Ifma<'p>,
     base: *const u8,
     groups: usize,
     /// The CPU runs the IFMA code.
     _detected: Avx512,
 }
 
-impl Between for IfmaSteps<'_> {
+impl Between for IfmaSteps<'_, '_> {
     #[inline(always)]
     fn step(&mut self, i: usize) {
         if i < self.groups {
@@ -583,24 +582,26 @@ impl Between for IfmaSteps<'_> {
 
 /// Absorbs `data` zero-padded to whole blocks into `poly` (as
 /// [`Poly1305::update_padded`]): its whole 128-byte groups on the IFMA
-/// lanes when `vector` (with the key powers of `powers`, made there if
-/// missing), the rest with the scalar code.
+/// lanes when `vector` (with the key powers of a stream's `cache`, made
+/// there if missing, or else made for this call), the rest with the scalar
+/// code.
 #[inline]
 #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
-fn absorb_padded(poly: &mut Poly1305, data: &[u8], vector: bool, powers: Option<&mut PowersCache>) {
+fn absorb_padded(poly: &mut Poly1305, data: &[u8], vector: bool, cache: Option<&mut PowersCache>) {
     let mut at = 0;
     if vector && data.len() >= GROUP {
-        let mut v = match powers {
-            Some(cache) => Ifma::with_powers(poly, *cache.get(poly)),
-            None => Ifma::new(poly),
+        let groups = data.len() / GROUP;
+        let mut local = PowersCache::default();
+        let powers = match cache {
+            Some(cache) => cache.get(poly),
+            None => local.get(poly),
         };
-        while data.len() - at >= GROUP {
-            // SAFETY: this function requires AVX-512F and IFMA; 128 bytes
-            // of `data` from `at`.
-            unsafe { v.absorb(data[at..].as_ptr()) };
-            at += GROUP;
-        }
+        let mut v = Ifma::new(poly, powers);
+        // SAFETY: this function requires AVX-512F and IFMA; `groups` whole
+        // groups of `data`.
+        unsafe { v.absorb_groups(data.as_ptr(), groups) };
         v.finish(poly);
+        at = groups * GROUP;
     }
     poly.update_padded(&data[at..]);
 }

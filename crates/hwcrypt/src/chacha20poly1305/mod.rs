@@ -181,7 +181,9 @@ impl Engine {
     fn absorb(self, poly: &mut Poly1305, lanes: &mut PolyLanes, data: &[u8]) {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Engine::Avx512(t, _) => t.absorb(poly, &mut lanes.avx512, data),
+            Engine::Avx512(t, _) if data.len() >= chacha20_avx512::STREAM_IFMA_MIN => {
+                t.absorb(poly, &mut lanes.avx512, data)
+            }
             _ => {
                 let _ = lanes;
                 poly.blocks(data);

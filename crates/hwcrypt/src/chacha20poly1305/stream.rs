@@ -417,8 +417,11 @@ impl fmt::Debug for ChaCha20 {
 pub struct ChaCha20Poly1305Stream<K = ChaCha20Poly1305> {
     key: K,
     phase: Phase,
-    /// The message in progress (meaningful unless the phase is idle).
-    message: Message,
+    /// The message in progress (meaningful unless the phase is idle). On
+    /// the heap: it holds the Poly1305 key, the key powers and buffered
+    /// keystream, and moving the stream (returning it from a function) must
+    /// not leave copies of them in dead stack frames.
+    message: Box<Message>,
 }
 
 /// The state of one message.
@@ -547,7 +550,7 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
         ChaCha20Poly1305Stream {
             key,
             phase: Phase::Idle,
-            message: Message {
+            message: Box::new(Message {
                 keystream: Keystream::new(engine, false),
                 poly: Poly1305::new(&[0; 32]),
                 lanes: PolyLanes::default(),
@@ -556,7 +559,7 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
                 aad_len: 0,
                 text_len: 0,
                 keyed: false,
-            },
+            }),
         }
     }
 

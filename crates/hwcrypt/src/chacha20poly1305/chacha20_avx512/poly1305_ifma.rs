@@ -75,13 +75,6 @@ impl Mult {
             s: [p(self.s[0]), p(self.s[1])],
         }
     }
-
-    #[inline]
-    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
-    fn wipe(&mut self) {
-        wipe(&mut self.r);
-        wipe(&mut self.s);
-    }
 }
 
 /// `h·m` lane-wise, partially reduced (limbs as [`carry`] leaves them).
@@ -163,6 +156,49 @@ pub(super) unsafe fn carry(t0: __m512i, t1: __m512i, t2: __m512i) -> [__m512i; 3
     }
 }
 
+/// The 8 whole blocks at `p` in radix 2^44, one block per lane, with the
+/// 2^128 bit of a whole block.
+///
+/// # Safety
+/// The CPU must support AVX-512F; `p` must be valid for reading 128 bytes.
+#[inline(always)]
+unsafe fn load_group(p: *const u8) -> [__m512i; 3] {
+    // SAFETY: AVX-512F instructions (supported, caller); 128 readable bytes
+    // at `p` (caller); unaligned loads are allowed.
+    unsafe {
+        let a = _mm512_loadu_si512(p.cast());
+        let b = _mm512_loadu_si512(p.add(64).cast());
+        // Low and high 64-bit halves of blocks 0..8, one block per lane.
+        let lo = _mm512_permutex2var_epi64(a, _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), b);
+        let hi = _mm512_permutex2var_epi64(a, _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15), b);
+        let m44 = _mm512_set1_epi64(M44 as i64);
+        let m0 = _mm512_and_si512(lo, m44);
+        let m1 = _mm512_and_si512(
+            _mm512_or_si512(_mm512_srli_epi64::<44>(lo), _mm512_slli_epi64::<20>(hi)),
+            m44,
+        );
+        // Bit 128 (2^(88 + 40)) marks a whole block.
+        let m2 = _mm512_or_si512(_mm512_srli_epi64::<24>(hi), _mm512_set1_epi64(1 << 40));
+        [m0, m1, m2]
+    }
+}
+
+/// `h + m` limb by limb.
+///
+/// # Safety
+/// The CPU must support AVX-512F.
+#[inline(always)]
+unsafe fn add_lanes(h: [__m512i; 3], m: [__m512i; 3]) -> [__m512i; 3] {
+    // SAFETY: AVX-512F instructions (supported, caller).
+    unsafe {
+        [
+            _mm512_add_epi64(h[0], m[0]),
+            _mm512_add_epi64(h[1], m[1]),
+            _mm512_add_epi64(h[2], m[2]),
+        ]
+    }
+}
+
 /// The key powers of the vector Poly1305: r^8 for every lane (the step
 /// from one group to the next) and r^8..r^1 (lane `j` of the last group
 /// still needs r^(8 - j)). They depend on the message's Poly1305 key only,
@@ -210,27 +246,34 @@ impl Powers {
             last: pow.permute(_mm512_setr_epi64(7, 6, 5, 4, 3, 2, 1, 0)),
         }
     }
-
-    #[inline]
-    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
-    fn wipe(&mut self) {
-        self.r8.wipe();
-        self.last.wipe();
-    }
 }
 
-/// The key powers of a streamed message, made by the first piece that uses
-/// the vector Poly1305 and kept until the message ends: a stream of short
-/// pieces (`openssl speed`'s 256-byte `EVP_EncryptUpdate`s) would otherwise
-/// make them for every piece. Wiped by [`PowersCache::wipe`] and on drop.
+/// Zeroes `p` with stores the compiler keeps.
+fn wipe_powers(p: &mut Powers) {
+    for m in [&mut p.r8, &mut p.last] {
+        for v in m.r.iter_mut().chain(m.s.iter_mut()) {
+            // SAFETY: `v` is a valid, aligned `__m512i` (a plain store: no
+            // instruction beyond what the target has).
+            unsafe { core::ptr::write_volatile(v, core::mem::zeroed()) };
+        }
+    }
+    core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+}
+
+/// The key powers of a message, made when the vector Poly1305 first needs
+/// them and kept until the message ends (a one-shot message's on the
+/// stack; a streamed message's in its state between pieces, where a stream
+/// of short ones, `openssl speed`'s 256-byte `EVP_EncryptUpdate`s, would
+/// otherwise make them for every piece). Wiped by [`PowersCache::wipe`]
+/// and on drop.
 #[derive(Clone, Default)]
 pub(crate) struct PowersCache(Option<Powers>);
 
 impl PowersCache {
     /// The powers of `poly`'s key: the cached ones, or made now.
     ///
-    /// The caller keeps the cache to one key: it is wiped when a message
-    /// starts.
+    /// The caller keeps the cache to one key (a streamed message wipes it
+    /// when it ends; a one-shot message makes its own).
     #[inline]
     #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
     pub(crate) fn get(&mut self, poly: &Poly1305) -> &Powers {
@@ -243,14 +286,7 @@ impl PowersCache {
     /// Wipes the powers (a new message has a new key).
     pub(crate) fn wipe(&mut self) {
         if let Some(p) = self.0.as_mut() {
-            for m in [&mut p.r8, &mut p.last] {
-                for v in m.r.iter_mut().chain(m.s.iter_mut()) {
-                    // SAFETY: `v` is a valid, aligned `__m512i` (a plain
-                    // store: no instruction beyond what the target has).
-                    unsafe { core::ptr::write_volatile(v, core::mem::zeroed()) };
-                }
-            }
-            core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+            wipe_powers(p);
         }
         self.0 = None;
     }
@@ -262,27 +298,22 @@ impl Drop for PowersCache {
     }
 }
 
-/// The vector Poly1305 state: 8 lane accumulators and the key powers.
-pub(crate) struct Ifma {
+/// The vector Poly1305 state: 8 lane accumulators, and the key powers
+/// (borrowed: their owner, a [`PowersCache`], wipes them).
+pub(crate) struct Ifma<'p> {
     h: [__m512i; 3],
-    powers: Powers,
+    powers: &'p Powers,
     /// Whether a group was absorbed (before that, lane 0 holds the scalar
     /// accumulator and the other lanes zero).
     started: bool,
 }
 
-impl Ifma {
-    /// Takes over from `poly` (its accumulator moves into lane 0).
+impl<'p> Ifma<'p> {
+    /// Takes over from `poly` (its accumulator moves into lane 0), with the
+    /// powers of its key.
     #[inline]
     #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
-    pub(crate) fn new(poly: &Poly1305) -> Ifma {
-        Ifma::with_powers(poly, Powers::new(poly))
-    }
-
-    /// As [`Ifma::new`], with the powers of `poly`'s key made before.
-    #[inline]
-    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512ifma")]
-    pub(crate) fn with_powers(poly: &Poly1305, powers: Powers) -> Ifma {
+    pub(crate) fn new(poly: &Poly1305, powers: &'p Powers) -> Ifma<'p> {
         let h = to_radix44(poly.accumulator());
         let lane0 = |k: usize| _mm512_maskz_set1_epi64(1, h[k] as i64);
         Ifma {
@@ -302,32 +333,71 @@ impl Ifma {
     #[inline(always)]
     pub(crate) unsafe fn absorb(&mut self, p: *const u8) {
         // SAFETY: AVX-512F/IFMA instructions (supported, caller); 128
-        // readable bytes at `p` (caller); unaligned loads are allowed.
+        // readable bytes at `p` (caller).
         unsafe {
-            let a = _mm512_loadu_si512(p.cast());
-            let b = _mm512_loadu_si512(p.add(64).cast());
-            // Low and high 64-bit halves of blocks 0..8, one block per lane.
-            let lo = _mm512_permutex2var_epi64(a, _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), b);
-            let hi = _mm512_permutex2var_epi64(a, _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15), b);
-            let m44 = _mm512_set1_epi64(M44 as i64);
-            let m0 = _mm512_and_si512(lo, m44);
-            let m1 = _mm512_and_si512(
-                _mm512_or_si512(_mm512_srli_epi64::<44>(lo), _mm512_slli_epi64::<20>(hi)),
-                m44,
-            );
-            // Bit 128 (2^(88 + 40)) marks a whole block.
-            let m2 = _mm512_or_si512(_mm512_srli_epi64::<24>(hi), _mm512_set1_epi64(1 << 40));
+            let m = load_group(p);
             let h = if self.started {
                 mul_lanes(self.h, &self.powers.r8)
             } else {
                 self.h
             };
             self.started = true;
-            self.h = [
-                _mm512_add_epi64(h[0], m0),
-                _mm512_add_epi64(h[1], m1),
-                _mm512_add_epi64(h[2], m2),
-            ];
+            self.h = add_lanes(h, m);
+        }
+    }
+
+    /// Absorbs the `k` whole groups at `p`, as `k` calls of
+    /// [`Ifma::absorb`] would, in half the latency from four groups on:
+    /// the odd groups of a run of pairs on one chain (`h·r^16 + m`), the
+    /// even ones on a second, joined at the end by one product with r^8.
+    /// For the runs absorbed after the ChaCha20 pass (the end of a sealed
+    /// message, a streamed piece), where nothing else hides the chain.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F and AVX512-IFMA; `p` must be valid for
+    /// reading `128 * k` bytes.
+    #[inline(always)]
+    pub(crate) unsafe fn absorb_groups(&mut self, mut p: *const u8, mut k: usize) {
+        // SAFETY: AVX-512F/IFMA instructions (supported, caller); each
+        // group read is one of the `k` at `p` (caller).
+        unsafe {
+            if k < 4 {
+                for i in 0..k {
+                    self.absorb(p.add(GROUP * i));
+                }
+                return;
+            }
+            // One or two single steps, so that the chains start from a
+            // multiplied accumulator and take an even number of groups.
+            while !self.started || !k.is_multiple_of(2) {
+                self.absorb(p);
+                p = p.add(GROUP);
+                k -= 1;
+            }
+            // Groups 1, 3, 5.. of the run on chain b (its first without a
+            // product), 2, 4, 6.. on chain a: with 2n groups,
+            // a = h·r^(16n) + Σ m_2i·r^(16(n-i)), b = Σ m_(2i-1)·r^(16(n-i)),
+            // and h·r^(16n) + Σ_j m_j·r^(8(2n-j)) = a + b·r^8.
+            // r^16, made here beside the first steps (a register value,
+            // not stored: keeping it with the powers was no faster).
+            let r16 = Mult::new(mul_lanes(self.powers.r8.r, &self.powers.r8));
+            let mut a = self.h;
+            let mut b = load_group(p);
+            a = add_lanes(mul_lanes(a, &r16), load_group(p.add(GROUP)));
+            for i in 1..k / 2 {
+                let q = p.add(2 * GROUP * i);
+                b = add_lanes(mul_lanes(b, &r16), load_group(q));
+                a = add_lanes(mul_lanes(a, &r16), load_group(q.add(GROUP)));
+            }
+            // The sum of a carried product, a block and a carried product
+            // (limbs below 3·2^44, 3·2^44, 2^43.3): one carry step brings it
+            // back under the bounds [`mul_lanes`] takes.
+            let [b0, b1, b2] = mul_lanes(b, &self.powers.r8);
+            self.h = carry(
+                _mm512_add_epi64(a[0], b0),
+                _mm512_add_epi64(a[1], b1),
+                _mm512_add_epi64(a[2], b2),
+            );
         }
     }
 
@@ -357,6 +427,5 @@ impl Ifma {
         }
         self.started = false;
         wipe(&mut self.h);
-        self.powers.wipe();
     }
 }

@@ -8,19 +8,27 @@ use super::*;
 /// Poly1305 in the AEAD's shape (`update_padded` of `msg`, then the
 /// length block) with the scalar code for the first `lead` bytes, the
 /// IFMA lanes for as many whole groups as follow, and the scalar code
-/// for the rest; `None` if this CPU lacks the features.
-fn mixed(key: &[u8; 32], msg: &[u8], lead: usize) -> Option<[u8; 16]> {
+/// for the rest; `None` if this CPU lacks the features. The groups go one
+/// at a time (`singles` of them) and then as one run on the two chains of
+/// [`Ifma::absorb_groups`].
+fn mixed(key: &[u8; 32], msg: &[u8], lead: usize, singles: usize) -> Option<[u8; 16]> {
     Avx512::new()?;
     let mut poly = Poly1305::new(key);
     poly.blocks(&msg[..lead]);
+    let mut powers = PowersCache::default();
     // SAFETY: the features were detected (checked above).
-    let mut v = unsafe { Ifma::new(&poly) };
+    let mut v = unsafe { Ifma::new(&poly, powers.get(&poly)) };
     let mut at = lead;
-    while msg.len() - at >= GROUP {
+    let groups = (msg.len() - at) / GROUP;
+    for _ in 0..singles.min(groups) {
         // SAFETY: the features were detected; 128 bytes of `msg` from `at`.
         unsafe { v.absorb(msg[at..].as_ptr()) };
         at += GROUP;
     }
+    let rest = (msg.len() - at) / GROUP;
+    // SAFETY: the features were detected; `rest` groups of `msg` from `at`.
+    unsafe { v.absorb_groups(msg[at..].as_ptr(), rest) };
+    at += rest * GROUP;
     // SAFETY: the features were detected.
     unsafe { v.finish(&mut poly) };
     poly.update_padded(&msg[at..]);
@@ -82,11 +90,13 @@ fn ifma_poly1305_matches_scalar() {
                 let whole = len / 16;
                 for lead in [0, 1, 4, whole / 2, whole] {
                     let lead = 16 * lead.min(whole);
-                    assert_eq!(
-                        mixed(key, &msg, lead),
-                        Some(want),
-                        "key {ki} pattern {pattern} len {len} lead {lead}"
-                    );
+                    for singles in [0, 1, 2, usize::MAX] {
+                        assert_eq!(
+                            mixed(key, &msg, lead, singles),
+                            Some(want),
+                            "key {ki} pattern {pattern} len {len} lead {lead} singles {singles}"
+                        );
+                    }
                 }
             }
         }
