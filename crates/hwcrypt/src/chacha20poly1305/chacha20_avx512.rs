@@ -202,7 +202,7 @@ impl Avx512 {
     /// Absorbs `data` (whole 16-byte blocks) into a streamed message's
     /// `poly` outside the stitched kernel (pieces served from buffered
     /// keystream): on the IFMA lanes with the message's cached key powers
-    /// from [`STREAM_IFMA_MIN`] bytes on, else with the scalar code.
+    /// (the caller sends runs of [`STREAM_IFMA_MIN`] bytes or more here).
     pub(crate) fn absorb(self, poly: &mut Poly1305, powers: &mut PowersCache, data: &[u8]) {
         debug_assert!(data.len().is_multiple_of(16));
         // SAFETY: an `Avx512` exists only if the features were detected.
