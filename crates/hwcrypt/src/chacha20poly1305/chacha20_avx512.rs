@@ -86,7 +86,7 @@ const IFMA_MIN: usize = 256;
 /// The same threshold for a streamed message's pieces, whose key powers
 /// are made once per message ([`PowersCache`]): only the fold of the lanes
 /// is left to amortise.
-pub(crate) const STREAM_IFMA_MIN: usize = 128;
+const STREAM_IFMA_MIN: usize = 128;
 // Every message of the long path uses the vector Poly1305 and has whole
 // groups after the scalar lead.
 const _: () = assert!(IFMA_MIN <= SHORT_MAX && SHORT_MAX >= LEAD + GROUP);
@@ -202,11 +202,12 @@ impl Avx512 {
     /// Absorbs `data` (whole 16-byte blocks) into a streamed message's
     /// `poly` outside the stitched kernel (pieces served from buffered
     /// keystream): on the IFMA lanes with the message's cached key powers
-    /// (the caller sends runs of [`STREAM_IFMA_MIN`] bytes or more here).
+    /// from [`STREAM_IFMA_MIN`] bytes on, else with the scalar code.
     pub(crate) fn absorb(self, poly: &mut Poly1305, powers: &mut PowersCache, data: &[u8]) {
         debug_assert!(data.len().is_multiple_of(16));
+        let vector = data.len() >= STREAM_IFMA_MIN;
         // SAFETY: an `Avx512` exists only if the features were detected.
-        unsafe { absorb_padded(poly, data, true, Some(powers)) }
+        unsafe { absorb_padded(poly, data, vector, Some(powers)) }
     }
 }
 

@@ -177,13 +177,11 @@ impl Engine {
 
     /// Absorbs `data` (whole 16-byte blocks) into a streamed message's
     /// `poly` (pieces served from buffered keystream): on the vector lanes
-    /// where the engine has them and the run is long enough.
+    /// where the engine has them (and decides the run is long enough).
     fn absorb(self, poly: &mut Poly1305, lanes: &mut PolyLanes, data: &[u8]) {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Engine::Avx512(t, _) if data.len() >= chacha20_avx512::STREAM_IFMA_MIN => {
-                t.absorb(poly, &mut lanes.avx512, data)
-            }
+            Engine::Avx512(t, _) => t.absorb(poly, &mut lanes.avx512, data),
             _ => {
                 let _ = lanes;
                 poly.blocks(data);
