@@ -42,6 +42,7 @@ pub(crate) use aesni::RoundKeys;
 /// Expanded AES key for the VAES-AVX2 backend. It lives in a
 /// [`SecretBox`] (made by [`Key::boxed`] after the features were detected),
 /// which wipes it on drop.
+#[repr(C, align(32))]
 pub(crate) struct Key {
     /// The AES-NI key: the serial kernels, and the round keys of the wide
     /// ones.
@@ -52,8 +53,11 @@ pub(crate) struct Key {
 }
 
 // SAFETY: an AES-NI key and a bool: all-zero is valid, no drop
-// glue, no pointers. A zeroed key is only made after detection (`boxed`).
-unsafe impl Schedule for Key {}
+// glue, no pointers. A zeroed key is only made after detection (`boxed`),
+// of AVX among the rest (`AVX`: wiped with 32-byte stores; 32-byte aligned).
+unsafe impl Schedule for Key {
+    const AVX: bool = true;
+}
 
 impl Key {
     /// Expands `key` (16, 24 or 32 bytes) in a heap home, in place; `None`

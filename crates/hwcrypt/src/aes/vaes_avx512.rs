@@ -65,8 +65,11 @@ pub(crate) struct Key {
 
 // SAFETY: a `vaes-avx2` key (byte arrays, an integer, bools): all-zero is
 // valid, no drop glue, no pointers. A zeroed key is only made after
-// detection (`boxed`).
-unsafe impl Schedule for Key {}
+// detection (`boxed`), of AVX among the rest (`AVX`; 32-byte aligned as
+// the `vaes-avx2` key is).
+unsafe impl Schedule for Key {
+    const AVX: bool = true;
+}
 
 impl Key {
     /// Expands `key` (16, 24 or 32 bytes) in a heap home, in place; `None`
