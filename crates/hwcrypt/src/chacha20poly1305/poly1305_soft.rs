@@ -40,7 +40,7 @@ fn le64(b: &[u8]) -> u64 {
 /// zero-padded: overlapping loads of the first and last 8 (or 4) bytes,
 /// the overlap shifted out.
 #[inline(always)]
-fn le_partial(b: &[u8]) -> (u64, u64) {
+pub(crate) fn le_partial(b: &[u8]) -> (u64, u64) {
     let n = b.len();
     debug_assert!(n > 0 && n < BLOCK);
     if n >= 8 {
