@@ -276,7 +276,12 @@ pub fn select(algorithm: Algorithm, features: Features) -> Backend {
 
 /// The backend `algorithm` uses by default on this (masked) CPU.
 pub fn default_backend(algorithm: Algorithm) -> Result<Backend> {
-    Ok(select(algorithm, cpu::features()?))
+    // By reference: every key made with the default backend asks, and
+    // cloning the `Result` cost more than the selection.
+    match cpu::usable_features() {
+        Ok(features) => Ok(select(algorithm, *features)),
+        Err(e) => Err(e.clone()),
+    }
 }
 
 /// Checks that `backend` implements `algorithm` and that this (masked) CPU can run it.

@@ -314,16 +314,22 @@ pub fn mask() -> Result<Mask> {
 ///
 /// Fails only when `HWCRYPT_CPU` is set to something that does not parse.
 pub fn features() -> Result<Features> {
+    usable_features().clone()
+}
+
+/// [`features`], by reference: made once per process.
+pub(crate) fn usable_features() -> &'static Result<Features> {
     static USABLE: OnceLock<Result<Features>> = OnceLock::new();
-    USABLE.get_or_init(|| Ok(mask()?.apply(detected()))).clone()
+    USABLE.get_or_init(|| Ok(mask()?.apply(detected())))
 }
 
 /// Whether [`features`] (the detected features after the `HWCRYPT_CPU`
 /// mask) include `feature`; `false` if the mask does not parse. For
 /// optional instructions inside a backend (e.g. carry-less multiply in the
-/// XTS kernels), so that the mask reaches them too.
+/// XTS kernels), so that the mask reaches them too. Borrows the result
+/// instead of cloning it (every AES key asks twice).
 pub(crate) fn usable(feature: Feature) -> bool {
-    features().is_ok_and(|f| f.contains(Features::of(&[feature])))
+    matches!(usable_features(), Ok(f) if f.contains(Features::of(&[feature])))
 }
 
 fn detect() -> Features {
