@@ -70,10 +70,9 @@ pub(crate) fn message_rows(key: &[u32; 8], nonce: &[u32; 3], rows: &mut Rows) {
     }
 }
 
-/// The rotations of [`rows`]: by 16 and 8 with `vpshufb` (masks `$m16`,
-/// `$m8`), by 12 and 7 with a shift pair.
-/// `(old ^ new) <<< n` for `$n` in 16, 8, 12, 7 (`new` is the value the
-/// round just made, `old` the one it updates; `$sets` unused here).
+/// The rotations of [`rows`], `(old ^ new) <<< n` (`new` is the value the
+/// round just made, `old` the one it updates): by 16 and 8 with `vpshufb`
+/// (masks `$m16`, `$m8`), by 12 and 7 with a shift pair (`$sets` unused).
 macro_rules! rot_avx2 {
     ($old:expr, $new:expr, $m16:expr, $m8:expr, 16, $sets:expr) => {
         _mm256_shuffle_epi8(_mm256_xor_si256($old, $new), $m16)
