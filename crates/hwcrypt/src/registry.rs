@@ -275,16 +275,26 @@ pub fn select(algorithm: Algorithm, features: Features) -> Backend {
 }
 
 /// The backend `algorithm` uses by default on this (masked) CPU.
+#[inline]
 pub fn default_backend(algorithm: Algorithm) -> Result<Backend> {
     // By reference: every key made with the default backend asks, and
     // cloning the `Result` cost more than the selection.
     match cpu::usable_features() {
         Ok(features) => Ok(select(algorithm, *features)),
-        Err(e) => Err(e.clone()),
+        Err(e) => Err(cloned(e)),
     }
 }
 
+/// A copy of the feature-mask error (out of line: key constructors inline
+/// [`default_backend`]).
+#[cold]
+#[inline(never)]
+fn cloned(e: &Error) -> Error {
+    e.clone()
+}
+
 /// Checks that `backend` implements `algorithm` and that this (masked) CPU can run it.
+#[inline]
 pub fn check(algorithm: Algorithm, backend: Backend) -> Result<()> {
     use core::sync::atomic::{AtomicU64, Ordering};
     // Every key constructor that names a backend asks this, and the answer
@@ -299,8 +309,18 @@ pub fn check(algorithm: Algorithm, backend: Backend) -> Result<()> {
     if PASSED.load(Ordering::Relaxed) & bit != 0 {
         return Ok(());
     }
+    check_first(algorithm, backend, || {
+        PASSED.fetch_or(bit, Ordering::Relaxed)
+    })
+}
+
+/// [`check`]'s first time for a pair (out of line: key constructors
+/// inline `check`); `passed` remembers a pass.
+#[cold]
+#[inline(never)]
+fn check_first(algorithm: Algorithm, backend: Backend, passed: impl FnOnce() -> u64) -> Result<()> {
     check_with(algorithm, backend, cpu::features()?)?;
-    PASSED.fetch_or(bit, Ordering::Relaxed);
+    passed();
     Ok(())
 }
 

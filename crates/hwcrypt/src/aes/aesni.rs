@@ -468,6 +468,10 @@ impl Key {
 }
 
 impl AesKernels for Key {
+    fn rounds(&self) -> usize {
+        self.rounds
+    }
+
     fn encrypt_block(&self, block: &mut Block) {
         // SAFETY: a `Key` exists only if AES-NI was detected.
         unsafe { encrypt1(self.encryption_round_keys(), block) }

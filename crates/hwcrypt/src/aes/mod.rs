@@ -105,6 +105,15 @@ impl KeySize {
         }
     }
 
+    /// The key size of a schedule with `rounds` rounds (10, 12 or 14).
+    pub(crate) const fn from_rounds(rounds: usize) -> KeySize {
+        match rounds {
+            10 => KeySize::Aes128,
+            12 => KeySize::Aes192,
+            _ => KeySize::Aes256,
+        }
+    }
+
     /// Key length in bits.
     pub const fn bits(self) -> usize {
         self.key_len() * 8
@@ -172,6 +181,8 @@ pub(crate) trait AesKernels {
     fn cfb128_encrypt(&self, register: &mut Block, io: InOut<'_>);
     fn cfb128_decrypt(&self, register: &mut Block, io: InOut<'_>);
     fn ofb(&self, register: &mut Block, io: InOut<'_>);
+    /// 10, 12 or 14.
+    fn rounds(&self) -> usize;
     fn ctr(&self, counter: &mut Block, width: CounterWidth, io: InOut<'_>);
 
     /// XTS encryption of whole blocks; by default composed from the ECB
@@ -273,6 +284,25 @@ enum Inner {
     VaesAvx512(SecretBox<vaes_avx512::Key>),
 }
 
+impl Inner {
+    /// `key` (16, 24 or 32 bytes, checked by the caller) expanded for
+    /// `backend`; `None` if this CPU cannot run it.
+    #[inline]
+    fn make(key: &[u8], backend: Backend) -> Option<Inner> {
+        Some(match backend {
+            Backend::Soft => Inner::Soft(soft::Key::boxed(key)),
+            #[cfg(target_arch = "x86_64")]
+            Backend::AesNi => Inner::AesNi(aesni::Key::boxed(key)?),
+            #[cfg(target_arch = "x86_64")]
+            Backend::VaesAvx2 => Inner::VaesAvx2(vaes_avx2::Key::boxed(key)?),
+            #[cfg(target_arch = "x86_64")]
+            Backend::VaesAvx512 => Inner::VaesAvx512(vaes_avx512::Key::boxed(key)?),
+            #[allow(unreachable_patterns)]
+            _ => return None,
+        })
+    }
+}
+
 /// An expanded AES key (encryption and decryption schedules) bound to one
 /// backend. Round keys are zeroized when it is dropped and never printed.
 ///
@@ -291,8 +321,11 @@ enum Inner {
 /// ```
 #[derive(Clone)]
 pub struct Aes {
+    /// The key size is the schedule's (`AesKernels::rounds`): a second
+    /// field (a byte) made the handle three words, which callers moved
+    /// with a byte store and a word load that cannot be forwarded from it
+    /// (a stall of about a third of an AES-128 key's setup, AMD Zen 4).
     inner: Inner,
-    size: KeySize,
 }
 
 /// The error of a backend this CPU cannot run (out of line: it makes a
@@ -310,51 +343,41 @@ fn unavailable(backend: Backend) -> Error {
 impl Aes {
     /// Expands `key` (16, 24 or 32 bytes) for the best backend this CPU,
     /// after the `HWCRYPT_CPU` mask, can run.
-    #[inline]
+    #[inline(always)]
     pub fn new(key: &[u8]) -> Result<Aes> {
-        let size = KeySize::from_key_len(key.len())?;
-        Aes::build(key, size, registry::default_backend(Algorithm::Aes)?)
+        KeySize::from_key_len(key.len())?;
+        Aes::build(key, registry::default_backend(Algorithm::Aes)?)
     }
 
     /// Expands `key` for the named backend; an error if this (masked) CPU
     /// cannot run it.
-    #[inline]
+    #[inline(always)]
     pub fn with_backend(key: &[u8], backend: Backend) -> Result<Aes> {
-        let size = KeySize::from_key_len(key.len())?;
+        KeySize::from_key_len(key.len())?;
         registry::check(Algorithm::Aes, backend)?;
-        Aes::build(key, size, backend)
+        Aes::build(key, backend)
     }
 
     /// The data and tweak keys of an XTS key on `backend`, which
     /// [`crate::modes::Xts`] checked against the `aes-xts` registry rows.
+    #[inline(always)]
     pub(crate) fn for_xts(key: &[u8], backend: Backend) -> Result<Aes> {
-        let size = KeySize::from_key_len(key.len())?;
-        Aes::build(key, size, backend)
+        KeySize::from_key_len(key.len())?;
+        Aes::build(key, backend)
     }
 
-    /// Inlined with its callers, so that the key handle reaches the caller
-    /// in registers: returned through memory (a `Result<Aes>` is 56 bytes,
-    /// the size of an `Error`), it was written with 8-byte stores and read
-    /// back with 16-byte loads, which cannot be forwarded from them.
-    #[inline]
-    fn build(key: &[u8], size: KeySize, backend: Backend) -> Result<Aes> {
-        let unavailable = || unavailable(backend);
-        let inner = match backend {
-            Backend::Soft => Inner::Soft(soft::Key::boxed(key)),
-            #[cfg(target_arch = "x86_64")]
-            Backend::AesNi => Inner::AesNi(aesni::Key::boxed(key).ok_or_else(unavailable)?),
-            #[cfg(target_arch = "x86_64")]
-            Backend::VaesAvx2 => {
-                Inner::VaesAvx2(vaes_avx2::Key::boxed(key).ok_or_else(unavailable)?)
-            }
-            #[cfg(target_arch = "x86_64")]
-            Backend::VaesAvx512 => {
-                Inner::VaesAvx512(vaes_avx512::Key::boxed(key).ok_or_else(unavailable)?)
-            }
-            #[allow(unreachable_patterns)]
-            _ => return Err(unavailable()),
-        };
-        Ok(Aes { inner, size })
+    /// The key handle reaches the caller in registers: [`Inner::make`]
+    /// returns an `Option<Inner>` (two words), and this wrapper, which
+    /// turns `None` into the error, is inlined. Returned through memory (a
+    /// `Result<Aes>` is 56 bytes, the size of an `Error`), the handle was
+    /// written with 8-byte stores and read back with 16-byte loads, which
+    /// cannot be forwarded from them.
+    #[inline(always)]
+    fn build(key: &[u8], backend: Backend) -> Result<Aes> {
+        match Inner::make(key, backend) {
+            Some(inner) => Ok(Aes { inner }),
+            None => Err(unavailable(backend)),
+        }
     }
 
     /// Replaces the key in place, keeping the backend: the round keys are
@@ -362,7 +385,7 @@ impl Aes {
     /// and the old ones overwritten. Useful where keys change often (protocol
     /// rekeying, key search). The key size may change.
     pub fn rekey(&mut self, key: &[u8]) -> Result<()> {
-        self.size = KeySize::from_key_len(key.len())?;
+        KeySize::from_key_len(key.len())?;
         match &mut self.inner {
             Inner::Soft(k) => k.rekey(key),
             #[cfg(target_arch = "x86_64")]
@@ -390,7 +413,7 @@ impl Aes {
 
     /// AES-128, -192 or -256.
     pub fn key_size(&self) -> KeySize {
-        self.size
+        KeySize::from_rounds(self.kernels().rounds())
     }
 
     /// Internal, for the stack-residue test (feature `residue-test`): the
@@ -469,7 +492,7 @@ impl Aes {
 impl fmt::Debug for Aes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Aes")
-            .field("key_size", &self.size)
+            .field("key_size", &self.key_size())
             .field("backend", &self.backend().name())
             .finish_non_exhaustive()
     }

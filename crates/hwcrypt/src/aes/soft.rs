@@ -212,6 +212,10 @@ impl Key {
 }
 
 impl AesKernels for Key {
+    fn rounds(&self) -> usize {
+        self.rounds
+    }
+
     fn encrypt_block(&self, block: &mut Block) {
         let mut batch = [0u8; BATCH_BYTES];
         batch[..BLOCK_SIZE].copy_from_slice(block);

@@ -184,6 +184,10 @@ impl Key {
 }
 
 impl AesKernels for Key {
+    fn rounds(&self) -> usize {
+        self.narrow.rounds()
+    }
+
     fn encrypt_block(&self, block: &mut Block) {
         self.narrow.encrypt_block(block);
     }

@@ -518,6 +518,10 @@ impl Key {
 const NARROW_MAX: usize = 128;
 
 impl AesKernels for Key {
+    fn rounds(&self) -> usize {
+        AesKernels::rounds(&self.base)
+    }
+
     fn encrypt_block(&self, block: &mut Block) {
         self.base.encrypt_block(block);
     }

@@ -88,14 +88,23 @@ enum Engine {
     Avx512(chacha20_avx512::Avx512, Option<chacha20_avx2::Avx2>),
 }
 
+/// The error of a backend this CPU cannot run (out of line: it makes a
+/// `String`, and key constructors are inlined).
+#[cold]
+#[inline(never)]
+fn unavailable(backend: Backend) -> Error {
+    Error::BackendUnavailable {
+        algorithm: Algorithm::ChaCha20Poly1305.name(),
+        backend: backend.name(),
+        missing: "CPU support not detected".into(),
+    }
+}
+
 impl Engine {
+    #[inline(always)]
     fn new(backend: Backend) -> Result<Engine> {
         registry::check(Algorithm::ChaCha20Poly1305, backend)?;
-        let unavailable = || Error::BackendUnavailable {
-            algorithm: Algorithm::ChaCha20Poly1305.name(),
-            backend: backend.name(),
-            missing: "CPU support not detected".into(),
-        };
+        let unavailable = || unavailable(backend);
         match backend {
             Backend::Soft => Ok(Engine::Soft),
             #[cfg(target_arch = "x86_64")]
@@ -111,6 +120,7 @@ impl Engine {
         }
     }
 
+    #[inline(always)]
     fn default() -> Result<Engine> {
         Engine::new(registry::default_backend(Algorithm::ChaCha20Poly1305)?)
     }
@@ -317,6 +327,11 @@ struct Core {
 }
 
 impl Core {
+    /// Inlined with the public constructors, so that the key handle (a
+    /// pointer and the engine) reaches the caller in registers: returned
+    /// through memory, it was copied out with loads that straddle the
+    /// stores that wrote it, which cannot be forwarded.
+    #[inline(always)]
     fn new(key: &[u8], engine: Result<Engine>) -> Result<Core> {
         if key.len() != KEY_LEN {
             return Err(Error::InvalidKeyLength {
@@ -375,6 +390,7 @@ macro_rules! chacha_aead {
             pub const NONCE_LEN: usize = $nonce_len;
 
             /// A key (32 bytes) for the best backend this (masked) CPU can run.
+            #[inline(always)]
             pub fn new(key: &[u8]) -> Result<$ty> {
                 Ok($ty {
                     core: Core::new(key, Engine::default())?,
@@ -383,6 +399,7 @@ macro_rules! chacha_aead {
 
             /// A key (32 bytes) for the named backend; an error if this (masked)
             /// CPU cannot run it.
+            #[inline(always)]
             pub fn with_backend(key: &[u8], backend: Backend) -> Result<$ty> {
                 Ok($ty {
                     core: Core::new(key, Engine::new(backend))?,

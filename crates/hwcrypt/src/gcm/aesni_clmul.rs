@@ -68,6 +68,7 @@ impl Key {
     /// Expands `key` in a zeroed heap home, in place; `None` unless the CPU
     /// has AES-NI, PCLMULQDQ and SSSE3, or for a key length other than 16,
     /// 24 or 32.
+    #[inline(never)]
     pub(crate) fn boxed(key: &[u8]) -> Option<SecretBox<Key>> {
         if !cpu::detected().contains(Features::of(GCM_AESNI_FEATURES))
             || !matches!(key.len(), 16 | 24 | 32)

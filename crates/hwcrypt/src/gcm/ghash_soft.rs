@@ -94,8 +94,14 @@ pub(crate) struct Key {
 }
 
 impl Key {
+    /// Number of AES rounds (10, 12 or 14).
+    pub(super) fn rounds(&self) -> usize {
+        crate::aes::AesKernels::rounds(&self.aes)
+    }
+
     /// Expands `key` (16, 24 or 32 bytes, checked by the caller) in a
     /// zeroed heap home, in place.
+    #[inline(never)]
     pub(crate) fn boxed(key: &[u8]) -> SecretBox<Key> {
         let mut k = SecretBox::<Key>::new();
         k.aes.rekey(key);

@@ -251,6 +251,18 @@ enum Inner {
     VaesAvx512(vaes_avx512::Key),
 }
 
+/// The error of a backend this CPU cannot run (out of line: it makes a
+/// `String`, and [`AesGcm::build`] is inlined).
+#[cold]
+#[inline(never)]
+fn unavailable(backend: Backend) -> Error {
+    Error::BackendUnavailable {
+        algorithm: Algorithm::AesGcm.name(),
+        backend: backend.name(),
+        missing: "CPU support not detected".into(),
+    }
+}
+
 /// An AES-GCM key (AES-128, -192 or -256) bound to one backend. The AES
 /// round keys and the GHASH key are zeroized on drop; `Debug` shows only the
 /// algorithm and the backend.
@@ -265,8 +277,10 @@ enum Inner {
 /// ```
 #[derive(Clone)]
 pub struct AesGcm {
+    /// The key size is the schedule's: a byte field beside the tag length
+    /// made callers move the key through overlapping 4-byte copies of its
+    /// padding, which stalled store-to-load forwarding.
     inner: Inner,
-    size: KeySize,
     /// Tag length of the explicit API, 12..=16 (16 unless set).
     tag_len: usize,
 }
@@ -274,6 +288,7 @@ pub struct AesGcm {
 impl AesGcm {
     /// A key (16, 24 or 32 bytes) for the best AES-GCM backend this CPU,
     /// after the `HWCRYPT_CPU` mask, can run.
+    #[inline(always)]
     pub fn new(key: &[u8]) -> Result<AesGcm> {
         KeySize::from_key_len(key.len())?;
         AesGcm::build(key, registry::default_backend(Algorithm::AesGcm)?)
@@ -281,19 +296,21 @@ impl AesGcm {
 
     /// A key for the named backend; an error if it does not implement
     /// AES-GCM or this (masked) CPU cannot run it.
+    #[inline(always)]
     pub fn with_backend(key: &[u8], backend: Backend) -> Result<AesGcm> {
         KeySize::from_key_len(key.len())?;
         registry::check(Algorithm::AesGcm, backend)?;
         AesGcm::build(key, backend)
     }
 
+    /// Inlined with its callers, as [`Aes`]'s constructor is: a
+    /// `Result<AesGcm>` returned through memory was written with 8-byte
+    /// stores and copied out with 16-byte loads, which cannot be forwarded
+    /// from them (a stall of about a tenth of a key's setup, AMD Zen 4).
+    #[inline(always)]
     fn build(key: &[u8], backend: Backend) -> Result<AesGcm> {
-        let size = KeySize::from_key_len(key.len())?;
-        let unavailable = || Error::BackendUnavailable {
-            algorithm: Algorithm::AesGcm.name(),
-            backend: backend.name(),
-            missing: "CPU support not detected".into(),
-        };
+        KeySize::from_key_len(key.len())?;
+        let unavailable = || unavailable(backend);
         let inner = match backend {
             Backend::Soft => Inner::Soft(ghash_soft::Key::boxed(key)),
             #[cfg(target_arch = "x86_64")]
@@ -306,16 +323,20 @@ impl AesGcm {
             }
             _ => return Err(unavailable()),
         };
-        Ok(AesGcm {
-            inner,
-            size,
-            tag_len: 16,
-        })
+        Ok(AesGcm { inner, tag_len: 16 })
     }
 
     /// AES-128, -192 or -256.
     pub fn key_size(&self) -> KeySize {
-        self.size
+        KeySize::from_rounds(match &self.inner {
+            Inner::Soft(k) => k.rounds(),
+            #[cfg(target_arch = "x86_64")]
+            Inner::AesNi(k) => k.rounds(),
+            #[cfg(target_arch = "x86_64")]
+            Inner::VaesAvx2(k) => k.narrow().rounds(),
+            #[cfg(target_arch = "x86_64")]
+            Inner::VaesAvx512(k) => k.aesni().rounds(),
+        })
     }
 
     /// The length of the tags [`seal_in_place_detached_with`] makes and
@@ -657,7 +678,7 @@ impl Aead for AesGcm {
     const NONCE_LEN: usize = NONCE_LEN;
 
     fn algorithm(&self) -> &'static str {
-        match self.size {
+        match self.key_size() {
             KeySize::Aes128 => "AES-128-GCM",
             KeySize::Aes192 => "AES-192-GCM",
             KeySize::Aes256 => "AES-256-GCM",

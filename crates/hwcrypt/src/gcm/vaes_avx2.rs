@@ -154,6 +154,7 @@ impl Key {
     /// Expands `key`; `None` unless the CPU has every feature in
     /// [`GCM_VAES_AVX2_FEATURES`], or for a key length other than 16, 24
     /// or 32. The ymm table is made on first use ([`Key::wide`]).
+    #[inline]
     pub(crate) fn new(key: &[u8]) -> Option<Key> {
         if !cpu::detected().contains(Features::of(GCM_VAES_AVX2_FEATURES)) {
             return None;

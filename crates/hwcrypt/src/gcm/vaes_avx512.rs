@@ -228,6 +228,7 @@ impl Key {
     /// Expands `key`; `None` unless the CPU has every feature in
     /// [`VAES_AVX512_FEATURES`], or for a key length other than 16, 24 or
     /// 32. The zmm table is made on first use ([`Key::wide`]).
+    #[inline]
     pub(crate) fn new(key: &[u8]) -> Option<Key> {
         if !cpu::detected().contains(Features::of(VAES_AVX512_FEATURES)) {
             return None;

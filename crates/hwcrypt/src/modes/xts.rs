@@ -58,17 +58,24 @@ impl Xts {
     /// AES-128-XTS (32-byte key), AES-192-XTS (48) or AES-256-XTS (64) on
     /// the best backend this (masked) CPU can run. Keys whose two halves are
     /// equal are rejected.
+    #[inline(always)]
     pub fn new(key: &[u8]) -> Result<Xts> {
         Xts::build(key, registry::default_backend(Algorithm::AesXts)?)
     }
 
     /// As [`Xts::new`] on the named backend; an error if this (masked) CPU
     /// cannot run it.
+    #[inline(always)]
     pub fn with_backend(key: &[u8], backend: Backend) -> Result<Xts> {
         registry::check(Algorithm::AesXts, backend)?;
         Xts::build(key, backend)
     }
 
+    /// Inlined with its callers, with the two AES handles made out of line
+    /// and returned in registers (see [`Aes`]'s constructor): a
+    /// `Result<Xts>` returned through memory was copied out with loads
+    /// that straddle its stores (a stall of about a sixth of the setup).
+    #[inline(always)]
     fn build(key: &[u8], backend: Backend) -> Result<Xts> {
         if !matches!(key.len(), 32 | 48 | 64) {
             return Err(Error::InvalidKeyLength {
