@@ -295,6 +295,13 @@ impl<T: Schedule> SecretBox<T> {
     }
 }
 
+/// The memory of a key schedule (in its heap home), as an (address,
+/// length) pair for the stack-residue test's `secret_regions` hooks.
+#[cfg(feature = "residue-test")]
+pub(crate) fn region_of<T>(t: &T) -> (usize, usize) {
+    (core::ptr::from_ref(t) as usize, size_of::<T>())
+}
+
 /// Zeroes `buf` with wide stores that the compiler must keep (the same
 /// idiom as [`SecretBox::wipe`]): the wipe for key material in stack
 /// buffers, where `zeroize`'s volatile byte stores cost about a cycle a

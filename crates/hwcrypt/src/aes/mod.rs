@@ -421,10 +421,16 @@ impl Aes {
     #[cfg(feature = "residue-test")]
     #[doc(hidden)]
     pub fn secret_regions(&self) -> Vec<(usize, usize)> {
-        vec![(
-            core::ptr::from_ref(&self.inner) as usize,
-            size_of::<Inner>(),
-        )]
+        use crate::secret::region_of;
+        vec![match &self.inner {
+            Inner::Soft(k) => region_of(&**k),
+            #[cfg(target_arch = "x86_64")]
+            Inner::AesNi(k) => region_of(&**k),
+            #[cfg(target_arch = "x86_64")]
+            Inner::VaesAvx2(k) => region_of(&**k),
+            #[cfg(target_arch = "x86_64")]
+            Inner::VaesAvx512(k) => region_of(&**k),
+        }]
     }
 
     /// Encrypts one block in place.

@@ -30,7 +30,6 @@ use crate::inout::InOut;
 use crate::registry::GCM_AESNI_FEATURES;
 use crate::secret::{Schedule, SecretBox};
 use core::arch::x86_64::*;
-use zeroize::Zeroize;
 
 /// Blocks per stitched iteration: eight AES chains cover the `aesenc`
 /// latency (4 cycles x 2 per cycle), and eight products per reduction
@@ -83,54 +82,19 @@ impl Key {
 
     /// Fills a zeroed key in place: the encryption round keys expanded
     /// straight into the table (GCM needs no decryption schedule), then the
-    /// powers of H. `key` is 16, 24 or 32 bytes (the callers check).
+    /// powers of H, also straight into the table. `key` is 16, 24 or 32
+    /// bytes (the callers check).
     pub(crate) fn init(&mut self, key: &[u8]) {
-        self.init_round_keys(key);
-        let mut h1 = self.h1();
-        // SAFETY: a `Key` exists only after PCLMULQDQ was detected.
-        let mut powers: [Block; BATCH] = unsafe { powers_from(core::slice::from_ref(&h1)) };
-        self.set_first_powers(&powers);
-        // Copies of the table's key powers on the stack.
-        crate::secret::wipe_bytes(powers.as_flattened_mut());
-        crate::secret::wipe_bytes(&mut h1);
-    }
-
-    /// The encryption round keys, expanded straight into the table (GCM
-    /// needs no decryption schedule); `key` is 16, 24 or 32 bytes (the
-    /// callers check). The powers of H follow ([`Key::set_first_powers`]).
-    pub(super) fn init_round_keys(&mut self, key: &[u8]) {
         assert!(matches!(key.len(), 16 | 24 | 32), "an AES key length");
         // SAFETY: a `Key` exists only after the features were detected
-        // (AES-NI and SSSE3 among them); the length is checked above.
-        self.rounds = unsafe { aesni::expand_encryption(key, &mut self.t.rk) };
-    }
-
-    /// `H = E(K, 0)` in this file's representation (reflected, times
-    /// `x^-1`, little-endian lanes): the first key power. The caller wipes it.
-    pub(super) fn h1(&self) -> Block {
-        let mut h = self.encrypt_counter(0);
-        // Reflected H times x^-1: shift left by one; a bit shifted out (the
-        // x^0 coefficient) becomes x^-1 = x^127 + x^6 + x + 1, reflected
-        // 0xc2000...0001. Branch-free on the secret bit.
-        let hr = u128::from_be_bytes(h);
-        let mask = 0u128.wrapping_sub(hr >> 127);
-        let h1 = (hr << 1) ^ (mask & ((0xc2 << 120) | 1));
-        h.zeroize();
-        // The little-endian lanes of `lane(h1)`: the low 64 bits first.
-        let mut out = [0u8; 16];
-        out[..8].copy_from_slice(&(h1 as u64).to_le_bytes());
-        out[8..].copy_from_slice(&((h1 >> 64) as u64).to_le_bytes());
-        out
-    }
-
-    /// Stores `H^1..H^8` (`powers[k - 1] = H^k`, at least 8) and their
-    /// Karatsuba operands in the table.
-    pub(super) fn set_first_powers(&mut self, powers: &[Block]) {
-        for (k, p) in powers.iter().take(BATCH).enumerate() {
-            // SAFETY: SSE2 is part of x86-64.
-            unsafe {
-                store(&mut self.t.h[k], load(p));
-                store(&mut self.t.hk[k], karatsuba_operand(load(p)));
+        // (AES-NI, PCLMULQDQ and SSSE3 among them); the length is checked
+        // above.
+        unsafe {
+            self.rounds = aesni::expand_encryption(key, &mut self.t.rk);
+            match self.rounds {
+                10 => table_powers::<10>(&mut self.t),
+                12 => table_powers::<12>(&mut self.t),
+                _ => table_powers::<14>(&mut self.t),
             }
         }
     }
@@ -339,6 +303,48 @@ impl Acc {
         // Then the next 64 (x^128..x^191).
         let t = _mm_clmulepi64_si128::<0x10>(mid, poly);
         _mm_xor_si128(_mm_xor_si128(self.hi, t), _mm_shuffle_epi32::<0x4e>(mid))
+    }
+}
+
+/// `H^1..H^8` and their Karatsuba operands into `t`, from `H = E(K, 0)`
+/// (with `t`'s round keys) in this file's representation: reflected, times
+/// `x^-1`, as a little-endian lane. All in registers and the table: `H`
+/// made through integer registers and a 16-byte buffer was read back with
+/// a load that could not be forwarded from the two 8-byte stores that
+/// wrote it (a fifth of the powers' time), and the powers went through a
+/// stack array that then had to be wiped. Doubling as in [`powers_from`].
+///
+/// # Safety
+/// The CPU must support AES-NI, PCLMULQDQ and SSSE3; `t`'s first `R + 1`
+/// round keys are set.
+#[target_feature(enable = "aes,pclmulqdq,ssse3")]
+unsafe fn table_powers<const R: usize>(t: &mut Table) {
+    // E(K, 0) as its big-endian integer (little-endian lanes).
+    let h = bswap(aes1::<R>(t, _mm_setzero_si128()));
+    // Times x^-1: shift the 128-bit integer left by one; the bit shifted out
+    // (the x^0 coefficient) comes back as x^-1 = x^127 + x^6 + x + 1,
+    // reflected 0xc2000...0001. Branch-free on the secret bit.
+    let shifted = _mm_or_si128(
+        _mm_slli_epi64::<1>(h),
+        _mm_srli_epi64::<63>(_mm_slli_si128::<8>(h)),
+    );
+    let carry = _mm_srai_epi32::<31>(_mm_shuffle_epi32::<0xff>(h));
+    let poly = _mm_set_epi64x(0xc200_0000_0000_0000_u64 as i64, 1);
+    let h1 = _mm_xor_si128(shifted, _mm_and_si128(carry, poly));
+    store(&mut t.h[0], h1);
+    store(&mut t.hk[0], karatsuba_operand(h1));
+    let mut m = 1;
+    while m < BATCH {
+        let hm = load(&t.h[m - 1]);
+        let hmk = load(&t.hk[m - 1]);
+        for i in 0..m {
+            let mut acc = Acc::zero();
+            acc.mul_add(load(&t.h[i]), hm, hmk);
+            let p = acc.reduce();
+            store(&mut t.h[m + i], p);
+            store(&mut t.hk[m + i], karatsuba_operand(p));
+        }
+        m *= 2;
     }
 }
 

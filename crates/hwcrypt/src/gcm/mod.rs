@@ -362,10 +362,16 @@ impl AesGcm {
     #[cfg(feature = "residue-test")]
     #[doc(hidden)]
     pub fn secret_regions(&self) -> Vec<(usize, usize)> {
-        vec![(
-            core::ptr::from_ref(&self.inner) as usize,
-            size_of::<Inner>(),
-        )]
+        use crate::secret::region_of;
+        match &self.inner {
+            Inner::Soft(k) => vec![region_of(&**k)],
+            #[cfg(target_arch = "x86_64")]
+            Inner::AesNi(k) => vec![region_of(&**k)],
+            #[cfg(target_arch = "x86_64")]
+            Inner::VaesAvx2(k) => k.secret_regions(),
+            #[cfg(target_arch = "x86_64")]
+            Inner::VaesAvx512(k) => k.secret_regions(),
+        }
     }
 
     /// `E(K, c)` for the counter block whose big-endian integer is `c`.

@@ -151,6 +151,15 @@ pub(crate) struct Key {
 }
 
 impl Key {
+    /// The heap homes of this key's secrets (test hook, feature
+    /// `residue-test`): the AES-NI table and the ymm table once made.
+    #[cfg(feature = "residue-test")]
+    pub(crate) fn secret_regions(&self) -> Vec<(usize, usize)> {
+        let mut r = vec![crate::secret::region_of(&*self.narrow)];
+        r.extend(self.w.get().map(crate::secret::region_of));
+        r
+    }
+
     /// Expands `key`; `None` unless the CPU has every feature in
     /// [`GCM_VAES_AVX2_FEATURES`], or for a key length other than 16, 24
     /// or 32. The ymm table is made on first use ([`Key::wide`]).

@@ -225,6 +225,15 @@ pub(crate) struct Key {
 }
 
 impl Key {
+    /// The heap homes of this key's secrets (test hook, feature
+    /// `residue-test`): the `vaes-avx2` key's and the zmm table once made.
+    #[cfg(feature = "residue-test")]
+    pub(crate) fn secret_regions(&self) -> Vec<(usize, usize)> {
+        let mut r = self.narrow.secret_regions();
+        r.extend(self.w.get().map(crate::secret::region_of));
+        r
+    }
+
     /// Expands `key`; `None` unless the CPU has every feature in
     /// [`VAES_AVX512_FEATURES`], or for a key length other than 16, 24 or
     /// 32. The zmm table is made on first use ([`Key::wide`]).
