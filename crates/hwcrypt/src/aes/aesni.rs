@@ -27,7 +27,9 @@ pub(crate) struct RoundKeys(pub(crate) [Block; 15]);
 /// Expanded AES key for AES-NI: the encryption schedule and the decryption
 /// schedule of the equivalent inverse cipher (for `aesdec`). It lives in a
 /// [`SecretBox`] (made by [`Key::boxed`] after the features were detected),
-/// which wipes it on drop.
+/// which wipes it on drop. 32-byte aligned, so that where the CPU has AVX
+/// the home is wiped with 32-byte stores ([`SecretBox`]).
+#[repr(C, align(32))]
 pub(crate) struct Key {
     enc: RoundKeys,
     dec: RoundKeys,
@@ -35,6 +37,10 @@ pub(crate) struct Key {
     /// PCLMULQDQ was detected and not masked off (`HWCRYPT_CPU`): the XTS
     /// kernels reduce tweaks with it.
     clmul: bool,
+    /// VPCLMULQDQ was detected and not masked off: read by the VAES keys
+    /// that embed this one (their XTS kernels), kept here so that they add
+    /// no field past this key's 32-byte-aligned size (`false` on `aesni`).
+    wide_clmul: bool,
 }
 
 // SAFETY: byte arrays, an integer and a bool: all-zero is valid, no drop
@@ -55,7 +61,7 @@ impl Key {
         // before the box is used.
         let mut k = unsafe { SecretBox::<Key>::uninit() };
         // SAFETY: as above; the pointer is the box's, valid and aligned.
-        unsafe { Key::write_in_place(k.as_mut_ptr(), key, cpu::usable(Feature::Pclmulqdq)) };
+        unsafe { Key::write_in_place(k.as_mut_ptr(), key, cpu::usable(Feature::Pclmulqdq), false) };
         Some(k)
     }
 
@@ -67,7 +73,7 @@ impl Key {
     /// # Safety
     /// The CPU supports AES-NI and SSSE3; `p` is valid for writes of a
     /// `Key` and aligned; `key.len()` is 16, 24 or 32.
-    pub(crate) unsafe fn write_in_place(p: *mut Key, key: &[u8], clmul: bool) {
+    pub(crate) unsafe fn write_in_place(p: *mut Key, key: &[u8], clmul: bool, wide_clmul: bool) {
         let rounds = 6 + key.len() / 4;
         // SAFETY: field addresses inside the `Key` at `p`, valid for writes
         // (the caller's promise); `expand_into`'s contract: 15 writable
@@ -75,6 +81,7 @@ impl Key {
         unsafe {
             core::ptr::addr_of_mut!((*p).rounds).write(rounds);
             core::ptr::addr_of_mut!((*p).clmul).write(clmul);
+            core::ptr::addr_of_mut!((*p).wide_clmul).write(wide_clmul);
             let enc = core::ptr::addr_of_mut!((*p).enc).cast::<Block>();
             let dec = core::ptr::addr_of_mut!((*p).dec).cast::<Block>();
             for i in rounds + 1..15 {
@@ -90,11 +97,16 @@ impl Key {
     /// unused are wiped.
     pub(crate) fn rekey(&mut self, key: &[u8]) {
         debug_assert!(matches!(key.len(), 16 | 24 | 32));
-        let clmul = self.clmul;
+        let (clmul, wide_clmul) = (self.clmul, self.wide_clmul);
         // SAFETY: a `Key` exists only if AES-NI and SSSE3 were detected;
         // `self` is a valid, aligned `Key` to overwrite; the length is 16,
         // 24 or 32.
-        unsafe { Key::write_in_place(self, key, clmul) };
+        unsafe { Key::write_in_place(self, key, clmul, wide_clmul) };
+    }
+
+    /// Whether the embedding VAES key's XTS kernels may use VPCLMULQDQ.
+    pub(crate) fn wide_clmul(&self) -> bool {
+        self.wide_clmul
     }
 
     /// 10, 12 or 14.

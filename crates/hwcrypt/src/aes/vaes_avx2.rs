@@ -46,13 +46,12 @@ pub(crate) use aesni::RoundKeys;
 pub(crate) struct Key {
     /// The AES-NI key: the serial kernels, and the round keys of the wide
     /// ones.
+    /// Its `wide_clmul`: VPCLMULQDQ was detected and not masked off
+    /// (`HWCRYPT_CPU`), so the XTS kernels reduce tweaks with it.
     narrow: aesni::Key,
-    /// VPCLMULQDQ was detected and not masked off (`HWCRYPT_CPU`): the XTS
-    /// kernels reduce tweaks with it.
-    clmul: bool,
 }
 
-// SAFETY: an AES-NI key and a bool: all-zero is valid, no drop
+// SAFETY: an AES-NI key: all-zero is valid, no drop
 // glue, no pointers. A zeroed key is only made after detection (`boxed`),
 // of AVX among the rest (`AVX`: wiped with 32-byte stores; 32-byte aligned).
 unsafe impl Schedule for Key {
@@ -94,8 +93,12 @@ impl Key {
         // SAFETY: field addresses inside the `Key` at `p` (the caller's
         // promise), and the AES-NI key's contract (its features are a subset).
         unsafe {
-            core::ptr::addr_of_mut!((*p).clmul).write(clmul);
-            aesni::Key::write_in_place(core::ptr::addr_of_mut!((*p).narrow), key, narrow_clmul);
+            aesni::Key::write_in_place(
+                core::ptr::addr_of_mut!((*p).narrow),
+                key,
+                narrow_clmul,
+                clmul,
+            );
         }
     }
 
@@ -139,12 +142,12 @@ macro_rules! by_rounds {
 }
 
 /// [`by_rounds!`] for a kernel that also needs VPCLMULQDQ: only called when
-/// `Key::clmul` is set.
+/// the AES-NI key's `wide_clmul` is set.
 macro_rules! by_rounds_clmul {
     ($key:expr, $f:ident :: <_ $(, $c:tt)*> ($($arg:expr),* $(,)?)) => {{
         let rounds = $key.narrow.rounds();
         // SAFETY: a `Key` exists only after every feature in
-        // `VAES_AVX2_FEATURES` was detected, and `clmul` (checked by the
+        // `VAES_AVX2_FEATURES` was detected, and `wide_clmul` (checked by the
         // caller) is set only if VPCLMULQDQ was detected too: together they
         // cover the kernel's `avx2,vaes,aes,vpclmulqdq`.
         unsafe {
@@ -171,8 +174,8 @@ impl Key {
         decrypt: bool,
     ) {
         let k2 = Some(tweak_key.enc());
-        super::count_xts_path(self.clmul);
-        match (self.clmul, decrypt) {
+        super::count_xts_path(self.narrow.wide_clmul());
+        match (self.narrow.wide_clmul(), decrypt) {
             (true, false) => {
                 by_rounds_clmul!(self, xts_clmul::<_, false>(self.enc(), k2, tweak, io))
             }
@@ -216,16 +219,16 @@ impl AesKernels for Key {
         self.narrow.ofb(register, io);
     }
     fn xts_encrypt(&self, tweak: &mut Block, io: InOut<'_>) {
-        super::count_xts_path(self.clmul);
-        if self.clmul {
+        super::count_xts_path(self.narrow.wide_clmul());
+        if self.narrow.wide_clmul() {
             by_rounds_clmul!(self, xts_clmul::<_, false>(self.enc(), None, tweak, io));
         } else {
             by_rounds!(self, xts_shift::<_, false>(self.enc(), None, tweak, io));
         }
     }
     fn xts_decrypt(&self, tweak: &mut Block, io: InOut<'_>) {
-        super::count_xts_path(self.clmul);
-        if self.clmul {
+        super::count_xts_path(self.narrow.wide_clmul());
+        if self.narrow.wide_clmul() {
             by_rounds_clmul!(self, xts_clmul::<_, true>(self.dec(), None, tweak, io));
         } else {
             by_rounds!(self, xts_shift::<_, true>(self.dec(), None, tweak, io));

@@ -38,10 +38,11 @@ use core::arch::x86_64::*;
 /// (they are memory operands of `pclmulqdq`, which costs nothing extra).
 const BATCH: usize = 8;
 
-/// Everything the kernels read, 16-byte aligned so round keys and key
-/// powers load with aligned loads.
+/// Everything the kernels read, aligned so round keys and key powers load
+/// with aligned loads (and to 32 bytes, so that where the CPU has AVX the
+/// key's home is wiped with 32-byte stores: [`SecretBox`]).
 #[derive(Clone)]
-#[repr(C, align(16))]
+#[repr(C, align(32))]
 struct Table {
     /// AES encryption round keys (`rounds + 1` used).
     rk: [Block; 15],
