@@ -172,6 +172,8 @@ impl CounterWidth {
 ///   return the tweak of the block after the last one (multiplied by x once
 ///   per block); a key's XTS kernels run its own (data-key) schedules.
 pub(crate) trait AesKernels {
+    /// The number of rounds of the key's schedule: 10, 12 or 14.
+    fn rounds(&self) -> usize;
     fn encrypt_block(&self, block: &mut Block);
     fn decrypt_block(&self, block: &mut Block);
     fn ecb_encrypt(&self, io: InOut<'_>);
@@ -181,8 +183,6 @@ pub(crate) trait AesKernels {
     fn cfb128_encrypt(&self, register: &mut Block, io: InOut<'_>);
     fn cfb128_decrypt(&self, register: &mut Block, io: InOut<'_>);
     fn ofb(&self, register: &mut Block, io: InOut<'_>);
-    /// 10, 12 or 14.
-    fn rounds(&self) -> usize;
     fn ctr(&self, counter: &mut Block, width: CounterWidth, io: InOut<'_>);
 
     /// XTS encryption of whole blocks; by default composed from the ECB
