@@ -10,6 +10,7 @@ use crate::backend::Backend;
 use crate::cpu::{self, Feature, Features};
 use crate::error::{Error, Result};
 use core::fmt;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 /// An algorithm family with its own set of backends.
 ///
@@ -293,34 +294,37 @@ fn cloned(e: &Error) -> Error {
     e.clone()
 }
 
+/// The (algorithm, backend) pairs [`check`] passed in this process, one bit
+/// each (5 algorithms x 8 backend slots). Every key constructor that names
+/// a backend asks, and the answer for this process's (masked) CPU never
+/// changes, so a pair that passed once is answered with one load (the
+/// table scan was ~10% of a ChaCha20 key's setup). Failures are not
+/// remembered: they take the slow path and build their error every time.
+static PASSED: AtomicU64 = AtomicU64::new(0);
+
+/// The bit of `PASSED` for a pair.
+#[inline]
+fn passed_bit(algorithm: Algorithm, backend: Backend) -> u64 {
+    const { assert!(Algorithm::ALL.len() * 8 <= 64 && Backend::ALL.len() <= 8) };
+    1u64 << (algorithm as usize * 8 + backend as usize)
+}
+
 /// Checks that `backend` implements `algorithm` and that this (masked) CPU can run it.
 #[inline]
 pub fn check(algorithm: Algorithm, backend: Backend) -> Result<()> {
-    use core::sync::atomic::{AtomicU64, Ordering};
-    // Every key constructor that names a backend asks this, and the answer
-    // for this process's (masked) CPU never changes: pairs that passed once
-    // are remembered, one bit each (5 algorithms x 8 backend slots), and
-    // answered with one load (the table scan was ~10% of a ChaCha20 key's
-    // setup). Failures are not remembered: they take the slow path and
-    // build their error every time.
-    static PASSED: AtomicU64 = AtomicU64::new(0);
-    const { assert!(Algorithm::ALL.len() * 8 <= 64 && Backend::ALL.len() <= 8) };
-    let bit = 1u64 << (algorithm as usize * 8 + backend as usize);
-    if PASSED.load(Ordering::Relaxed) & bit != 0 {
+    if PASSED.load(Ordering::Relaxed) & passed_bit(algorithm, backend) != 0 {
         return Ok(());
     }
-    check_first(algorithm, backend, || {
-        PASSED.fetch_or(bit, Ordering::Relaxed)
-    })
+    check_first(algorithm, backend)
 }
 
 /// [`check`]'s first time for a pair (out of line: key constructors
-/// inline `check`); `passed` remembers a pass.
+/// inline `check`).
 #[cold]
 #[inline(never)]
-fn check_first(algorithm: Algorithm, backend: Backend, passed: impl FnOnce() -> u64) -> Result<()> {
+fn check_first(algorithm: Algorithm, backend: Backend) -> Result<()> {
     check_with(algorithm, backend, cpu::features()?)?;
-    passed();
+    PASSED.fetch_or(passed_bit(algorithm, backend), Ordering::Relaxed);
     Ok(())
 }
 

@@ -333,16 +333,10 @@ pub(crate) fn wipe_words(buf: &mut [u32]) {
 
 /// Whether this CPU runs AVX (the detection, not the `HWCRYPT_CPU` mask:
 /// the wipe's stores are no backend's choice).
-#[cfg(all(target_arch = "x86_64", not(miri)))]
 #[inline]
 fn has_avx() -> bool {
-    std::arch::is_x86_feature_detected!("avx")
-}
-
-#[cfg(not(all(target_arch = "x86_64", not(miri))))]
-#[inline]
-fn has_avx() -> bool {
-    false
+    use crate::cpu::{self, Feature, Features};
+    cpu::detected().contains(Features::of(&[Feature::Avx]))
 }
 
 /// Zeroes `len` bytes at `p` with 32-byte stores (volatile: LLVM turns a

@@ -313,7 +313,8 @@ impl Acc {
 /// made through integer registers and a 16-byte buffer was read back with
 /// a load that could not be forwarded from the two 8-byte stores that
 /// wrote it (a fifth of the powers' time), and the powers went through a
-/// stack array that then had to be wiped. Doubling as in [`powers_from`].
+/// stack array that then had to be wiped. Doubling as in [`powers_from`]
+/// ([`extend_powers`]).
 ///
 /// # Safety
 /// The CPU must support AES-NI, PCLMULQDQ and SSSE3; `t`'s first `R + 1`
@@ -333,19 +334,9 @@ unsafe fn table_powers<const R: usize>(t: &mut Table) {
     let poly = _mm_set_epi64x(0xc200_0000_0000_0000_u64 as i64, 1);
     let h1 = _mm_xor_si128(shifted, _mm_and_si128(carry, poly));
     store(&mut t.h[0], h1);
-    store(&mut t.hk[0], karatsuba_operand(h1));
-    let mut m = 1;
-    while m < BATCH {
-        let hm = load(&t.h[m - 1]);
-        let hmk = load(&t.hk[m - 1]);
-        for i in 0..m {
-            let mut acc = Acc::zero();
-            acc.mul_add(load(&t.h[i]), hm, hmk);
-            let p = acc.reduce();
-            store(&mut t.h[m + i], p);
-            store(&mut t.hk[m + i], karatsuba_operand(p));
-        }
-        m *= 2;
+    extend_powers(&mut t.h, 1);
+    for (hk, h) in t.hk.iter_mut().zip(&t.h) {
+        store(hk, karatsuba_operand(load(h)));
     }
 }
 
@@ -370,12 +361,21 @@ unsafe fn powers_n<const N: usize>(t: &Table) -> [Block; N] {
 #[target_feature(enable = "pclmulqdq,sse2")]
 unsafe fn powers_from<const N: usize>(known: &[Block]) -> [Block; N] {
     let mut out = [[0u8; 16]; N];
-    let mut m = known.len().min(N);
+    let m = known.len().min(N);
     out[..m].copy_from_slice(&known[..m]);
-    while m < N {
-        let hm = load(&out[m - 1]);
+    extend_powers(&mut out, m);
+    out
+}
+
+/// Fills `h[m..]` with the next powers of H, given `h[k - 1] = H^k` for
+/// `k = 1..=m` (`m >= 1`), by the doubling of [`powers_from`].
+#[inline]
+#[target_feature(enable = "pclmulqdq,sse2")]
+fn extend_powers(h: &mut [Block], mut m: usize) {
+    while m < h.len() {
+        let hm = load(&h[m - 1]);
         let hmk = karatsuba_operand(hm);
-        let (have, new) = out.split_at_mut(m);
+        let (have, new) = h.split_at_mut(m);
         for (dst, src) in new.iter_mut().zip(have.iter()) {
             let mut acc = Acc::zero();
             acc.mul_add(load(src), hm, hmk);
@@ -383,7 +383,6 @@ unsafe fn powers_from<const N: usize>(known: &[Block]) -> [Block; N] {
         }
         m *= 2;
     }
-    out
 }
 
 /// GHASH of the byte-reversed blocks `x` (at most 8) into `y`:
