@@ -550,7 +550,12 @@ impl AesGcm {
         }
         #[cfg(target_arch = "x86_64")]
         match &self.inner {
-            Inner::VaesAvx512(k) => return one_pass::crypt::<_, DEC>(k, j0, aad, io),
+            Inner::VaesAvx512(k) => {
+                return match k.first_on_ymm(len) {
+                    Some(y) => one_pass::crypt::<_, DEC>(y, j0, aad, io),
+                    None => one_pass::crypt::<_, DEC>(k, j0, aad, io),
+                };
+            }
             Inner::VaesAvx2(k) => return one_pass::crypt::<_, DEC>(k, j0, aad, io),
             _ => {}
         }

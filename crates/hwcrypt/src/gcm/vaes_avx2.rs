@@ -179,6 +179,11 @@ impl Key {
         self.w.get_or_make(|| Wide::boxed(&self.narrow))
     }
 
+    /// Whether a message has made the ymm table.
+    pub(super) fn has_wide(&self) -> bool {
+        self.w.get().is_some()
+    }
+
     /// The AES-NI key kept alongside.
     pub(super) fn narrow(&self) -> &aesni_clmul::Key {
         &self.narrow

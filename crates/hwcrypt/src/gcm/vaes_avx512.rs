@@ -53,6 +53,10 @@ const LANES: usize = 4;
 /// Bytes per chunk (of `REGS` zmm registers): 32 blocks.
 const CHUNK: usize = 64 * REGS;
 
+/// One-shot messages under this many bytes go to the `vaes-avx2` kernels
+/// while the key has no table ([`Key::first_on_ymm`]).
+const FIRST_ON_YMM: usize = 2048;
+
 /// Round keys (broadcast to the four lanes) and key powers (per register),
 /// 64-byte aligned for aligned loads.
 #[derive(Clone)]
@@ -251,6 +255,17 @@ impl Key {
     /// The zmm table, made now if no message needed it before.
     fn wide(&self) -> &Wide {
         self.w.get_or_make(|| Wide::boxed(self.aesni()))
+    }
+
+    /// The `vaes-avx2` key, for a one-shot message of under
+    /// [`FIRST_ON_YMM`] bytes when no message has made a table yet: a key
+    /// used once (a TLS handshake key, a QUIC connection's first packet)
+    /// makes the 1 KiB ymm table instead of the 3.5 KiB zmm one; the next
+    /// such message makes the zmm table.
+    #[inline]
+    pub(super) fn first_on_ymm(&self, len: usize) -> Option<&vaes_avx2::Key> {
+        (len < FIRST_ON_YMM && self.w.get().is_none() && !self.narrow.has_wide())
+            .then_some(&self.narrow)
     }
 
     fn rounds(&self) -> usize {
