@@ -537,6 +537,118 @@ fn parallel_under_uneven_timing() {
     assert!(out == msg);
 }
 
+/// A source and a sink whose vectored calls move a pseudo-random number of
+/// bytes (1 byte to 200 KiB) across the buffers they are given, as `readv`
+/// and `writev` may: a segment's chunk slots are filled, and an opened
+/// segment's chunks written, with one vectored call each where the other
+/// side takes it all.
+struct Vectored<'a> {
+    data: &'a [u8],
+    at: usize,
+    out: Vec<u8>,
+    state: u64,
+}
+
+impl Vectored<'_> {
+    fn step(&mut self) -> usize {
+        self.state = self
+            .state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        match self.state >> 62 {
+            0 => 1 + (self.state >> 20) as usize % 40,
+            _ => 1 + (self.state >> 20) as usize % (200 << 10),
+        }
+    }
+}
+
+impl Read for Vectored<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.read_vectored(&mut [std::io::IoSliceMut::new(buf)])
+    }
+    fn read_vectored(&mut self, bufs: &mut [std::io::IoSliceMut<'_>]) -> std::io::Result<usize> {
+        let mut left = self.step().min(self.data.len() - self.at);
+        let mut n = 0;
+        for b in bufs.iter_mut() {
+            let k = b.len().min(left);
+            b[..k].copy_from_slice(&self.data[self.at..self.at + k]);
+            self.at += k;
+            n += k;
+            left -= k;
+        }
+        Ok(n)
+    }
+}
+
+impl Write for Vectored<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.write_vectored(&[std::io::IoSlice::new(buf)])
+    }
+    fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+        let mut left = self.step();
+        let mut n = 0;
+        for b in bufs {
+            let k = b.len().min(left);
+            self.out.extend_from_slice(&b[..k]);
+            n += k;
+            left -= k;
+        }
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn parallel_with_ragged_vectored_io() {
+    let key = chacha();
+    for (round, (len, threads)) in [
+        (0, 1),
+        (1, 2),
+        (16 * C - 1, 1),
+        (16 * C, 2),
+        (16 * C + 1, 3),
+        (33 * C + 17, 2),
+        (48 * C, 1),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let msg = data(len);
+        let sealed = seal_seq(key.clone(), &msg, C);
+        let state = round as u64 * 7919;
+        let input = Vectored {
+            data: &msg,
+            at: 0,
+            out: Vec::new(),
+            state,
+        };
+        let mut sink = Vectored {
+            data: &[],
+            at: 0,
+            out: Vec::new(),
+            state: state + 1,
+        };
+        seal_parallel(&key, input, &mut sink, threads).unwrap();
+        assert!(sink.out == sealed, "seal len {len} threads {threads}");
+        let input = Vectored {
+            data: &sealed,
+            at: 0,
+            out: Vec::new(),
+            state: state + 2,
+        };
+        let mut sink = Vectored {
+            data: &[],
+            at: 0,
+            out: Vec::new(),
+            state: state + 3,
+        };
+        open_parallel(&key, input, &mut sink, threads).unwrap();
+        assert!(sink.out == msg, "open len {len} threads {threads}");
+    }
+}
+
 #[test]
 fn parallel_open_stops_at_a_bad_chunk_in_a_later_segment() {
     // Chunk 20 is in the second segment; later segments verify (and may

@@ -265,6 +265,15 @@ impl<R: Read> Read for Progress<R> {
         }
         Ok(n)
     }
+    /// Passed on, so that a file reads a segment's chunk slots with one
+    /// `readv`.
+    fn read_vectored(&mut self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
+        let n = self.inner.read_vectored(bufs)?;
+        if let Some(bar) = &self.bar {
+            bar.inc(n as u64);
+        }
+        Ok(n)
+    }
 }
 
 impl<R: BufRead> BufRead for Progress<R> {

@@ -120,6 +120,10 @@ impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.file().write(buf)
     }
+    /// Passed on: a file writes a segment's chunks with one `writev`.
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        self.file().write_vectored(bufs)
+    }
     fn flush(&mut self) -> io::Result<()> {
         self.file().flush()
     }
