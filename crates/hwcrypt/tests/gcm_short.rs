@@ -14,7 +14,7 @@
 //! solved for a chosen `J0`), against plain CTR under soft AES.
 
 use hwcrypt::aead::Aead;
-use hwcrypt::gcm::AesGcm;
+use hwcrypt::gcm::{AesGcm, AesGcmStream};
 use hwcrypt::registry::{self, Algorithm};
 use hwcrypt::{Backend, cpu};
 use rand::rngs::StdRng;
@@ -125,7 +125,8 @@ fn short_messages_equal_soft() {
 /// under 2 KiB (the ymm table is cheaper to make); the next such message
 /// makes the zmm table. So for lengths on both sides of the limit and of the
 /// chunk sizes, a fresh key per case: its first three messages (each sealed
-/// then opened, or opened first) against `soft`.
+/// then opened, or opened first) against `soft`, and the first as one
+/// streamed piece on fresh keys.
 #[test]
 fn a_fresh_keys_first_messages_equal_soft() {
     let mut rng = StdRng::seed_from_u64(0x0f15_7a11);
@@ -176,12 +177,38 @@ fn a_fresh_keys_first_messages_equal_soft() {
                                     .unwrap();
                                 assert!(buf == *pt, "open: {what}");
                             };
+                            // The same message as one streamed piece, on a
+                            // fresh key of its own (the streaming form's
+                            // whole blocks take the same first-message rule).
+                            let streamed = || {
+                                let mut s =
+                                    AesGcmStream::new(AesGcm::with_backend(&key, *b).unwrap());
+                                s.start(nonce).unwrap();
+                                s.aad(aad).unwrap();
+                                let mut buf = pt.clone();
+                                s.encrypt(&mut buf).unwrap();
+                                assert!(buf == *ct, "streamed seal: {what}");
+                                assert!(
+                                    s.finish().unwrap().as_bytes() == tag,
+                                    "streamed tag: {what}"
+                                );
+                                let mut s =
+                                    AesGcmStream::new(AesGcm::with_backend(&key, *b).unwrap());
+                                s.start(nonce).unwrap();
+                                s.aad(aad).unwrap();
+                                s.decrypt(&mut buf).unwrap();
+                                s.verify(tag).unwrap();
+                                assert!(buf == *pt, "streamed open: {what}");
+                            };
                             if open_first {
                                 open();
                                 seal();
                             } else {
                                 seal();
                                 open();
+                            }
+                            if i == 0 {
+                                streamed();
                             }
                         }
                     }

@@ -3,7 +3,9 @@
 //! `aes-128-gcm`, `aes-256-gcm`, `aes-128-xts`, `aes-256-xts`,
 //! `chacha20-poly1305`; `aes-128-gcm+1350`, `aes-256-gcm+1350`: a key and
 //! one 1350-byte message sealed with it, the connection shape of `hwcrypt
-//! speed`) on BACKEND in a loop, MILLIS per round, and prints
+//! speed`; `aes-128-gcm-stream+1350`, `aes-256-gcm-stream+1350`: the same
+//! through `AesGcmStream` with 13 bytes of AAD, as a TLS record through the
+//! OpenSSL provider) on BACKEND in a loop, MILLIS per round, and prints
 //! the best and median ns per key over ROUNDS: a steady loop to run under
 //! `perf record` and to compare layouts of the key objects.
 //!
@@ -16,7 +18,7 @@ use hwcrypt::Backend;
 use hwcrypt::aead::Aead;
 use hwcrypt::aes::Aes;
 use hwcrypt::chacha20poly1305::ChaCha20Poly1305;
-use hwcrypt::gcm::AesGcm;
+use hwcrypt::gcm::{AesGcm, AesGcmStream};
 use hwcrypt::modes::Xts;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -56,6 +58,18 @@ fn main() {
                 Ok(())
             })
         }
+        "aes-128-gcm-stream+1350" | "aes-256-gcm-stream+1350" => {
+            let buf = std::cell::RefCell::new(vec![0x42u8; 1350]);
+            Box::new(move |k: &[u8]| {
+                let mut s = AesGcmStream::new(AesGcm::with_backend(k, backend)?);
+                let mut buf = buf.borrow_mut();
+                s.start(&[1; 12])?;
+                s.aad(&[7; 13])?;
+                s.encrypt(&mut buf)?;
+                black_box(s.finish()?);
+                Ok(())
+            })
+        }
         "aes-128-xts" | "aes-256-xts" => Box::new(move |k: &[u8]| {
             black_box(Xts::with_backend(k, backend)?);
             Ok(())
@@ -70,7 +84,7 @@ fn main() {
         }
     };
     let len = match kind {
-        "aes-128" | "aes-128-gcm" | "aes-128-gcm+1350" => 16,
+        "aes-128" | "aes-128-gcm" | "aes-128-gcm+1350" | "aes-128-gcm-stream+1350" => 16,
         "aes-192" => 24,
         "aes-128-xts" => 32,
         "aes-256-xts" => 64,
