@@ -53,8 +53,8 @@ const LANES: usize = 4;
 /// Bytes per chunk (of `REGS` zmm registers): 32 blocks.
 const CHUNK: usize = 64 * REGS;
 
-/// One-shot messages under this many bytes go to the `vaes-avx2` kernels
-/// while the key has no table ([`Key::first_on_ymm`]).
+/// One-shot messages (and streamed pieces) under this many bytes go to the
+/// `vaes-avx2` kernels while the key has no table ([`Key::first_on_ymm`]).
 const FIRST_ON_YMM: usize = 2048;
 
 /// Round keys (broadcast to the four lanes) and key powers (per register),
