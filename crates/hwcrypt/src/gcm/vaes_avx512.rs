@@ -220,7 +220,9 @@ impl Wide {
 /// The `vaes-avx512` AES-GCM key: the `vaes-avx2` key (whose AES-NI key is
 /// all that key setup makes) and the zmm table, made in a heap home of its
 /// own by the first message that reaches the zmm kernels (as the
-/// `vaes-avx2` key's ymm table is: see [`vaes_avx2::Key`]). Wiped on drop.
+/// `vaes-avx2` key's ymm table is: see [`vaes_avx2::Key`]); a key's first
+/// message under 2 KiB runs on the ymm kernels instead
+/// ([`Key::first_on_ymm`]). Wiped on drop.
 #[derive(Clone)]
 pub(crate) struct Key {
     /// The `vaes-avx2` key: tails, short associated data, IVs and single blocks.
