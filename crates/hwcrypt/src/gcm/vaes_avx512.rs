@@ -262,7 +262,7 @@ impl Key {
     /// The `vaes-avx2` key, for a one-shot message (or a streamed piece)
     /// of under [`FIRST_ON_YMM`] bytes when no message has made a table
     /// yet: a key used once (a TLS handshake key, a QUIC connection's first
-    /// packet) makes the 1 KiB ymm table instead of the 3.5 KiB zmm one; the
+    /// packet) makes the 1 KiB ymm table instead of the 2 KiB zmm one; the
     /// next such message makes the zmm table.
     #[inline]
     pub(super) fn first_on_ymm(&self, len: usize) -> Option<&vaes_avx2::Key> {
