@@ -549,7 +549,18 @@ struct Vectored<'a> {
     state: u64,
 }
 
-impl Vectored<'_> {
+impl<'a> Vectored<'a> {
+    /// A source of `data` (or, with no data, a sink) whose call sizes come
+    /// from `state`.
+    fn new(data: &'a [u8], state: u64) -> Vectored<'a> {
+        Vectored {
+            data,
+            at: 0,
+            out: Vec::new(),
+            state,
+        }
+    }
+
     fn step(&mut self) -> usize {
         self.state = self
             .state
@@ -618,33 +629,11 @@ fn parallel_with_ragged_vectored_io() {
         let msg = data(len);
         let sealed = seal_seq(key.clone(), &msg, C);
         let state = round as u64 * 7919;
-        let input = Vectored {
-            data: &msg,
-            at: 0,
-            out: Vec::new(),
-            state,
-        };
-        let mut sink = Vectored {
-            data: &[],
-            at: 0,
-            out: Vec::new(),
-            state: state + 1,
-        };
-        seal_parallel(&key, input, &mut sink, threads).unwrap();
+        let mut sink = Vectored::new(&[], state + 1);
+        seal_parallel(&key, Vectored::new(&msg, state), &mut sink, threads).unwrap();
         assert!(sink.out == sealed, "seal len {len} threads {threads}");
-        let input = Vectored {
-            data: &sealed,
-            at: 0,
-            out: Vec::new(),
-            state: state + 2,
-        };
-        let mut sink = Vectored {
-            data: &[],
-            at: 0,
-            out: Vec::new(),
-            state: state + 3,
-        };
-        open_parallel(&key, input, &mut sink, threads).unwrap();
+        let mut sink = Vectored::new(&[], state + 3);
+        open_parallel(&key, Vectored::new(&sealed, state + 2), &mut sink, threads).unwrap();
         assert!(sink.out == msg, "open len {len} threads {threads}");
     }
 }

@@ -249,11 +249,11 @@ impl Segment {
                 .map(|k| {
                     let at = k * SEALED_CHUNK_LEN;
                     let end = self.len.min(at + SEALED_CHUNK_LEN) - TAG_LEN;
-                    written += (end - at) as u64;
                     io::IoSlice::new(&self.buf[at..end])
                 })
                 .filter(|part| !part.is_empty())
                 .collect();
+            written = parts.iter().map(|part| part.len() as u64).sum();
             write_vectored_all(output, &mut parts)?;
         }
         match self.error.take() {
