@@ -138,15 +138,16 @@ impl GcmCipher {
     /// `tlsivgen`: start under the current IV, hand out its last `n` bytes,
     /// then increment the 64-bit invocation field.
     fn iv_gen(&mut self, out: &mut [u8]) -> CResult<()> {
-        if !self.iv_gen || self.stream.is_none() {
+        // The invocation field is the IV's last 8 bytes, so a shorter IV
+        // has none; and nothing is written past `out` (OpenSSL's own GCM
+        // copies the whole IV when asked for 0 bytes, into a buffer whose
+        // size it was told is 0): both refused, never indexed out of range
+        // (a panic would abort the host program).
+        if !self.iv_gen || self.stream.is_none() || self.iv_len < 8 || out.is_empty() {
             return Err(Reason::FailedToSetParameter);
         }
         self.start()?;
-        let n = if out.is_empty() || out.len() > self.iv_len {
-            self.iv_len
-        } else {
-            out.len()
-        };
+        let n = out.len().min(self.iv_len);
         out[..n].copy_from_slice(&self.iv[self.iv_len - n..self.iv_len]);
         let field = &mut self.iv[self.iv_len - 8..self.iv_len];
         let next = u64::from_be_bytes(field.try_into().expect("8 bytes")).wrapping_add(1);
@@ -333,6 +334,11 @@ impl Cipher for GcmCipher {
     }
 
     fn update_aad(&mut self, aad: &[u8]) -> CResult<()> {
+        // Nothing to absorb: succeeds in any state, as OpenSSL's GCM (and
+        // makes no random IV).
+        if aad.is_empty() {
+            return Ok(());
+        }
         self.ready()?;
         self.stream()?
             .aad(aad)
@@ -383,15 +389,9 @@ impl Cipher for GcmCipher {
                     return Err(Reason::FailedToSetParameter);
                 };
                 let mut tmp = [0u8; MAX_IV];
-                let n = buf.len().min(MAX_IV);
+                let n = buf.len().min(self.iv_len);
                 self.iv_gen(&mut tmp[..n])?;
-                let m = if n == 0 || n > self.iv_len {
-                    self.iv_len
-                } else {
-                    n
-                };
-                let m = m.min(buf.len());
-                buf[..m].copy_from_slice(&tmp[..m]);
+                buf[..n].copy_from_slice(&tmp[..n]);
                 true
             }
             _ => true,
@@ -421,7 +421,15 @@ impl Cipher for GcmCipher {
                 if n == 0 || n > MAX_IV {
                     return Err(Reason::InvalidIvLength);
                 }
-                self.iv_len = n;
+                if n != self.iv_len {
+                    // An IV set (or made) at the old length is not the
+                    // caller's IV at the new one: as OpenSSL's GCM, the
+                    // message cannot go on until a new IV is given.
+                    if self.iv_state != IvState::Unset {
+                        self.iv_state = IvState::Finished;
+                    }
+                    self.iv_len = n;
+                }
             }
             ParamId::TlsAad => {
                 if !p.is_octet_string() {

@@ -119,6 +119,50 @@ int main(void)
         expect_fail("GCM: data after the end (IV reuse)", EVP_EncryptUpdate(ctx, out, &outl, buf, 16), 1);
         EVP_CIPHER_CTX_free(ctx);
     }
+    /* tlsivgen into a 0-byte buffer, and with an IV too short for the 8-byte
+     * invocation field: refused (they were out-of-range indexes: a panic,
+     * which aborts the host program). */
+    if ((ctx = ctx_for("AES-128-GCM", 1, key, NULL)) != NULL) {
+        EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IV_FIXED, -1, iv);
+        expect_fail("GCM: tlsivgen into 0 bytes", EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_IV_GEN, 0, tag), 1);
+        report("GCM: tlsivgen of 8 bytes still works after it",
+               EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_IV_GEN, 8, tag) > 0);
+        ERR_clear_error();
+        EVP_CIPHER_CTX_free(ctx);
+    }
+    if ((ctx = ctx_for("AES-128-GCM", 1, NULL, NULL)) != NULL) {
+        EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_IVLEN, 4, NULL);
+        EVP_CipherInit_ex2(ctx, NULL, key, NULL, 1, NULL);
+        EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IV_FIXED, -1, iv);
+        expect_fail("GCM: tlsivgen with a 4-byte IV", EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_IV_GEN, 4, tag), 1);
+        EVP_CIPHER_CTX_free(ctx);
+    }
+    /* The IV length changed after the IV was set: the old IV is not the
+     * caller's at the new length; data is refused until a new IV comes. */
+    if ((ctx = ctx_for("AES-128-GCM", 1, key, iv)) != NULL) {
+        EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_IVLEN, 16, NULL);
+        expect_fail("GCM: data after the IV length changed", EVP_EncryptUpdate(ctx, out, &outl, buf, 16), 1);
+        report("GCM: a new IV at the new length is taken",
+               EVP_CipherInit_ex2(ctx, NULL, NULL, iv, 1, NULL) > 0
+               && EVP_EncryptUpdate(ctx, out, &outl, buf, 16) > 0 && outl == 16);
+        ERR_clear_error();
+        EVP_CIPHER_CTX_free(ctx);
+    }
+    /* Zero bytes of AAD succeed in any state (as OpenSSL's own ciphers). */
+    if ((ctx = ctx_for("AES-128-GCM", 1, key, iv)) != NULL) {
+        EVP_EncryptUpdate(ctx, out, &outl, buf, 16);
+        EVP_EncryptFinal_ex(ctx, out, &outl);
+        report("GCM: zero bytes of AAD after the end", EVP_EncryptUpdate(ctx, NULL, &outl, buf, 0) > 0);
+        ERR_clear_error();
+        EVP_CIPHER_CTX_free(ctx);
+    }
+    if ((ctx = ctx_for("ChaCha20-Poly1305", 1, key, iv)) != NULL) {
+        EVP_EncryptUpdate(ctx, out, &outl, buf, 16);
+        EVP_EncryptFinal_ex(ctx, out, &outl);
+        report("ChaCha20-Poly1305: zero bytes of AAD after the end", EVP_EncryptUpdate(ctx, NULL, &outl, buf, 0) > 0);
+        ERR_clear_error();
+        EVP_CIPHER_CTX_free(ctx);
+    }
     if ((ctx = ctx_for("AES-256-GCM", 0, key, iv)) != NULL) {
         EVP_DecryptUpdate(ctx, out, &outl, buf, 32);
         expect_fail("GCM: decryption final without a tag", EVP_DecryptFinal_ex(ctx, out, &outl), 0);
