@@ -334,6 +334,51 @@ fn seek_from_end_authenticates_the_final_chunk() {
     assert_eq!(dec.authenticated_len().unwrap(), msg.len() as u64);
 }
 
+#[test]
+fn a_seek_after_reading_keeps_truncation_and_trailing_data_errors() {
+    // Found in review: a stream cut after a full middle chunk (or a full
+    // final chunk with data after it) read in sequence is flagged at its
+    // end; the first seek (even `stream_position`) switched to random
+    // access and must not turn that into a clean end of the stream.
+    let key = chacha();
+    let msg = data(C + 10);
+    let sealed = seal_seq(key.clone(), &msg, C);
+    let cut = &sealed[..SEALED_CHUNK_LEN];
+    let one = seal_seq(key.clone(), &data(C), C);
+    let appended = [&one[..], &[0u8; 50]].concat();
+    for (what, bytes) in [("cut", cut), ("appended", &appended[..])] {
+        let mut dec = StreamDecryptor::new(key.clone(), Cursor::new(bytes));
+        let mut first = [0u8; 1];
+        dec.read_exact(&mut first).unwrap();
+        let _ = dec.stream_position();
+        let mut rest = Vec::new();
+        assert!(
+            dec.read_to_end(&mut rest).is_err(),
+            "{what}: read after a position query"
+        );
+        let mut dec = StreamDecryptor::new(key.clone(), Cursor::new(bytes));
+        dec.read_exact(&mut first).unwrap();
+        assert!(
+            dec.seek(SeekFrom::End(0)).is_err(),
+            "{what}: seek from the end"
+        );
+        let mut dec = StreamDecryptor::new(key.clone(), Cursor::new(bytes));
+        dec.read_exact(&mut first).unwrap();
+        assert!(
+            dec.authenticated_len().is_err(),
+            "{what}: authenticated length"
+        );
+    }
+    // An intact stream still reads on after a position query.
+    let mut dec = StreamDecryptor::new(key, Cursor::new(&sealed));
+    let mut first = [0u8; 1];
+    dec.read_exact(&mut first).unwrap();
+    assert_eq!(dec.stream_position().unwrap(), 1);
+    let mut rest = Vec::new();
+    dec.read_to_end(&mut rest).unwrap();
+    assert_eq!([&first[..], &rest].concat(), msg);
+}
+
 /// A source that returns at most `step` bytes per read and fails at the
 /// first read that starts at or past `fail_at` (if given).
 struct Trickle<'a> {

@@ -238,6 +238,13 @@ impl<A: Aead, R: Read + Seek> StreamDecryptor<A, R> {
         let layout = Layout::of_sealed(sealed_len).map_err(|e| self.fail(e))?;
         self.peek = None;
         self.trailing = None;
+        // A chunk read in sequence was called the last one because the
+        // source ended after it, which may be a middle chunk of a truncated
+        // stream (or a final one with data after it): its `last` is not
+        // the layout's, and the error that was due when it was read out is
+        // gone. Dropped, so that the layout loads every chunk anew, with
+        // the final flag the length gives it.
+        self.loaded = None;
         self.layout = Some((start, layout));
         self.load_at = Some(Self::load_at);
         Ok((start, layout))
