@@ -33,6 +33,36 @@ pub fn is_armored(input: &[u8]) -> bool {
     n > 0 && rest[..n] == BEGIN.as_bytes()[..n] && rest.starts_with(b"-----BEGIN")
 }
 
+/// Most of the input [`sniff_armor`] takes before it decides.
+const SNIFF_MAX: usize = 1 << 16;
+
+/// Reads the start of `input` until it is known whether it is armored:
+/// ten bytes after any leading whitespace, the end of the input, or 64 KiB
+/// (one read may return less than [`is_armored`] needs: a pipe can hand
+/// over the first five bytes alone). Returns the decision and the bytes
+/// taken, which the caller puts back in front of the rest
+/// (`Cursor::new(head).chain(input)`).
+pub fn sniff_armor<R: BufRead>(input: &mut R) -> io::Result<(bool, Vec<u8>)> {
+    let mut head = Vec::new();
+    loop {
+        let buf = input.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        let take = buf.len().min(SNIFF_MAX - head.len());
+        head.extend_from_slice(&buf[..take]);
+        input.consume(take);
+        let text = head
+            .iter()
+            .position(|&b| !is_space(b))
+            .map_or(0, |i| head.len() - i);
+        if text >= "-----BEGIN".len() || head.len() == SNIFF_MAX {
+            break;
+        }
+    }
+    Ok((is_armored(&head), head))
+}
+
 /// Decodes an armored age file into the binary one (the whole file in
 /// memory; [`ArmoredReader`] decodes as it reads).
 pub fn decode_armor(input: &[u8]) -> Result<Vec<u8>> {
@@ -293,6 +323,36 @@ impl<W: Write> fmt::Debug for ArmoredWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reader that hands over one byte per read (a slow pipe).
+    struct OneByte<'a>(&'a [u8]);
+
+    impl Read for OneByte<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let n = out.len().min(self.0.len()).min(1);
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn sniffing_reads_on_until_it_knows() {
+        let armored = format!("\n\n{BEGIN}\nYWdl\n{END}\n");
+        for (input, want) in [
+            (armored.as_bytes(), true),
+            (&b"age-encryption.org/v1\n"[..], false),
+            (&b"-----BEG"[..], false),
+            (&b""[..], false),
+        ] {
+            let mut r = io::BufReader::with_capacity(4, OneByte(input));
+            let (armored, head) = sniff_armor(&mut r).unwrap();
+            assert_eq!(armored, want, "{:?}", String::from_utf8_lossy(input));
+            let mut all = head;
+            r.read_to_end(&mut all).unwrap();
+            assert_eq!(all, input, "nothing lost");
+        }
+    }
 
     /// The whole-buffer decoder this module had before `ArmoredReader`
     /// (kept as the oracle: the streaming decoder must accept and reject

@@ -388,3 +388,91 @@ fn identity_permissions_warn() {
     let secret_line = secret.lines().last().unwrap();
     assert!(!stderr(&d).contains(secret_line));
 }
+
+/// Found in review (2026-11-29): a failed rename left the decrypted
+/// temporary file behind; an unwritable output directory exited 2; `keygen
+/// -o FILE --force` wrote the key into the old file with its old mode, and
+/// through a symbolic link; armor was not recognised when the first read
+/// of a pipe returned fewer than ten bytes.
+#[test]
+fn output_failures_keygen_force_and_split_armor() {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempdir("review");
+    let recipient = keygen(&dir);
+    let msg = data(70_000);
+    std::fs::write(dir.join("p"), &msg).unwrap();
+    let o = hwcrypt(
+        &["encrypt", "-r", &recipient, "-o", "v.age", "p"],
+        &dir,
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = hwcrypt(
+        &["encrypt", "-a", "-r", &recipient, "-o", "v.asc", "p"],
+        &dir,
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    // The output is a directory: the rename fails, nothing is left.
+    std::fs::create_dir(dir.join("outdir")).unwrap();
+    let o = hwcrypt(
+        &[
+            "decrypt", "-i", "key.txt", "-o", "outdir", "--force", "v.age",
+        ],
+        &dir,
+        None,
+    );
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(leftovers(&dir, &["key.txt", "p", "v.age", "v.asc", "outdir"]).is_empty());
+    assert_eq!(std::fs::read_dir(dir.join("outdir")).unwrap().count(), 0);
+
+    // No such directory: an I/O failure (1), not a usage error (2).
+    let o = hwcrypt(
+        &["decrypt", "-i", "key.txt", "-o", "no/such/dir/x", "v.age"],
+        &dir,
+        None,
+    );
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+
+    // keygen --force over a 0644 file and over a symbolic link.
+    std::fs::write(dir.join("old.txt"), "old\n").unwrap();
+    std::fs::set_permissions(dir.join("old.txt"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let o = hwcrypt(&["keygen", "-o", "old.txt", "--force"], &dir, None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let meta = std::fs::metadata(dir.join("old.txt")).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    std::fs::write(dir.join("target.txt"), "t\n").unwrap();
+    std::os::unix::fs::symlink("target.txt", dir.join("lnk")).unwrap();
+    let o = hwcrypt(&["keygen", "-o", "lnk", "--force"], &dir, None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("target.txt")).unwrap(),
+        "t\n"
+    );
+    let link = std::fs::symlink_metadata(dir.join("lnk")).unwrap();
+    assert!(link.file_type().is_file() && link.permissions().mode() & 0o777 == 0o600);
+
+    // Armor through a pipe whose first read returns five bytes.
+    let armored = std::fs::read(dir.join("v.asc")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hwcrypt"))
+        .args(["decrypt", "-i", "key.txt"])
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        pipe.write_all(&armored[..5]).unwrap();
+        pipe.flush().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        pipe.write_all(&armored[5..]).unwrap();
+    });
+    let o = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, msg);
+}

@@ -284,7 +284,10 @@ fn age_decrypt_stream(
     let ids = self::identities(&identities, passphrase)?;
     let run = || -> hwcrypt_age::Result<u64> {
         let mut reader = BufReader::with_capacity(PIECE, PyReader(src));
-        let source: Box<dyn BufRead> = if armor::is_armored(reader.fill_buf()?) {
+        // The bytes the decision took go back in front of the rest.
+        let (armored, head) = armor::sniff_armor(&mut reader)?;
+        let reader = std::io::Cursor::new(head).chain(reader);
+        let source: Box<dyn BufRead> = if armored {
             Box::new(BufReader::with_capacity(
                 1 << 16,
                 armor::ArmoredReader::new(reader),

@@ -3,9 +3,9 @@
 //! success, 1 when encryption or decryption fails (bad file, wrong key,
 //! tampering, I/O), 2 on a usage error; one line on stderr.
 
-use super::age_output::{AtomicFile, remove_temp_on_interrupt, same_file};
+use super::age_output::{AtomicFile, refuse_existing, remove_temp_on_interrupt, same_file};
 use clap::Args as ClapArgs;
-use hwcrypt_age::armor::{ArmoredReader, ArmoredWriter, is_armored};
+use hwcrypt_age::armor::{ArmoredReader, ArmoredWriter, sniff_armor};
 use hwcrypt_age::keys::{parse_identity_file, parse_recipient, parse_recipients_file};
 use hwcrypt_age::{
     Decryptor, Encryptor, HybridIdentity, Identity, Recipient, ScryptIdentity, ScryptRecipient,
@@ -15,7 +15,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
 use std::os::fd::AsFd;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use zeroize::Zeroizing;
@@ -221,8 +221,12 @@ impl Output {
                     return Ok(Output::Stdout(f));
                 }
                 remove_temp_on_interrupt();
+                // An existing output is a usage error; failing to create
+                // the temporary file (no such directory, no permission, a
+                // full or read-only disk) is an I/O failure.
+                refuse_existing(p, common.force).map_err(usage)?;
                 Ok(Output::File(
-                    AtomicFile::create(p, common.force).map_err(usage)?,
+                    AtomicFile::create(p, common.force).map_err(Failure::Failed)?,
                 ))
             }
             _ => {
@@ -421,7 +425,10 @@ fn decrypt(args: &DecryptArgs) -> Result<(), Failure> {
         inner: BufReader::with_capacity(1 << 16, input),
         bar: bar.clone(),
     };
-    let source: Box<dyn BufRead + Send> = if is_armored(reader.fill_buf()?) {
+    // The bytes the decision took go back in front of the rest.
+    let (armored, head) = sniff_armor(&mut reader)?;
+    let reader = io::Cursor::new(head).chain(reader);
+    let source: Box<dyn BufRead + Send> = if armored {
         // Decoded as it is read: memory stays bounded for any size.
         Box::new(BufReader::with_capacity(
             1 << 16,
@@ -525,21 +532,14 @@ fn keygen(args: &KeygenArgs) -> Result<(), Failure> {
     ));
     match &args.output {
         Some(p) if p.as_os_str() != "-" => {
-            if !args.force && std::fs::symlink_metadata(p).is_ok() {
-                return Err(usage(format!(
-                    "output file {} exists (use --force to overwrite it)",
-                    p.display()
-                )));
-            }
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(p)
-                .map_err(|e| Failure::Failed(format!("cannot write {}: {e}", p.display())))?;
-            f.write_all(text.as_bytes())?;
-            f.sync_all()?;
+            // A new 0600 file renamed into place: with --force an existing
+            // file (or a symbolic link) is replaced, never written through
+            // with the mode it had.
+            refuse_existing(p, args.force).map_err(usage)?;
+            remove_temp_on_interrupt();
+            let mut out = AtomicFile::create(p, args.force).map_err(Failure::Failed)?;
+            out.write_all(text.as_bytes())?;
+            out.commit()?;
             eprintln!("Public key: {public}");
         }
         _ => {

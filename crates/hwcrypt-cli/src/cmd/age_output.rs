@@ -34,23 +34,32 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Refuses an existing `target` unless `force` (a usage error for the
+/// caller; [`AtomicFile::create`] checks again, for a file made since).
+pub fn refuse_existing(target: &Path, force: bool) -> Result<(), String> {
+    if !force && fs::symlink_metadata(target).is_ok() {
+        return Err(format!(
+            "output file {} exists (use --force to overwrite it)",
+            target.display()
+        ));
+    }
+    Ok(())
+}
+
 /// An output file being written under a temporary name.
 #[derive(Debug)]
 pub struct AtomicFile {
     file: Option<File>,
     temp: PathBuf,
     target: PathBuf,
+    /// Renamed into place: the temporary name is gone.
+    committed: bool,
 }
 
 impl AtomicFile {
     /// Starts writing `target` (refused if it exists, unless `force`).
     pub fn create(target: &Path, force: bool) -> Result<AtomicFile, String> {
-        if !force && fs::symlink_metadata(target).is_ok() {
-            return Err(format!(
-                "output file {} exists (use --force to overwrite it)",
-                target.display()
-            ));
-        }
+        refuse_existing(target, force)?;
         let dir = match target.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
@@ -76,6 +85,7 @@ impl AtomicFile {
             file: Some(file),
             temp,
             target: target.to_path_buf(),
+            committed: false,
         })
     }
 
@@ -84,12 +94,20 @@ impl AtomicFile {
         self.file.as_mut().expect("open until commit")
     }
 
-    /// Fsyncs, renames into place, fsyncs the directory.
+    /// Fsyncs, renames into place, fsyncs the directory. If the fsync or
+    /// the rename fails (the target is a directory, the disk is full), the
+    /// temporary file is removed on drop, as on any other failure.
     pub fn commit(mut self) -> io::Result<()> {
         let file = self.file.take().expect("open until commit");
         file.sync_all()?;
         drop(file);
-        fs::rename(&self.temp, &self.target)?;
+        fs::rename(&self.temp, &self.target).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot write {}: {e}", self.target.display()),
+            )
+        })?;
+        self.committed = true;
         if let Ok(mut p) = PENDING.lock() {
             *p = None;
         }
@@ -105,9 +123,11 @@ impl AtomicFile {
 }
 
 impl Drop for AtomicFile {
-    /// Not committed: remove the temporary file.
+    /// Not committed (an error, or a failed commit): remove the temporary
+    /// file.
     fn drop(&mut self) {
-        if self.file.take().is_some() {
+        if !self.committed {
+            drop(self.file.take());
             let _ = fs::remove_file(&self.temp);
             if let Ok(mut p) = PENDING.lock() {
                 *p = None;
