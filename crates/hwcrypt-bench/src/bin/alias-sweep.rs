@@ -13,10 +13,12 @@
 //! offset keeps its best rate, so noise from a shared machine drops out.
 //! Prints, per placement, the median over offsets, the slowest offset and
 //! its ratio to the median (and, with `ALIAS_SWEEP_ALL` set, every
-//! offset's rate). MODE: one of `hwcrypt_bench::AES_MODES`, `gcm-seal`
-//! (AAD 13) or `chacha-seal` (ChaCha20-Poly1305, AAD 13, BITS 256: its
-//! state lives on the heap either way, so the sweep shows where the data
-//! meets the kernel's own stack).
+//! offset's rate; with `ALIAS_SWEEP_ADDR` set, the page offsets of the
+//! local key value and of a stack local, to match a slow offset to them).
+//! MODE: one of `hwcrypt_bench::AES_MODES`, `gcm-seal` (AAD 13) or
+//! `chacha-seal` (ChaCha20-Poly1305, AAD 13, BITS 256: its state lives on
+//! the heap either way, so the sweep shows where the data meets the
+//! kernel's own stack).
 
 use hwcrypt::Backend;
 use hwcrypt::aead::Aead;
@@ -137,6 +139,15 @@ fn main() {
     };
     println!("{family}-{bits} {mode} {backend} {size} B:");
     let local = make(mode, &key, backend);
+    if std::env::var_os("ALIAS_SWEEP_ADDR").is_some() {
+        let probe = 0u8;
+        println!(
+            "  key value at {:#x} (page offset {}), a stack local at page offset {}",
+            &local as *const Key as usize,
+            &local as *const Key as usize % PAGE,
+            black_box(&probe) as *const u8 as usize % PAGE
+        );
+    }
     report("stack", &sweep(mode, &local, size, rounds, window));
     let boxed = Box::new(make(mode, &key, backend));
     report("heap", &sweep(mode, &boxed, size, rounds, window));
