@@ -203,6 +203,11 @@ fn pump(r: &mut impl Read, w: &mut impl Write) -> io::Result<u64> {
 
 fn encryptor(recipients: Vec<String>, passphrase: Option<String>) -> PyResult<Encryptor> {
     match (passphrase, recipients.is_empty()) {
+        // As the CLI: an empty passphrase would make a file anyone opens
+        // (`passphrase=os.environ.get("PW", "")`).
+        (Some(p), _) if p.is_empty() => {
+            return Err(PyValueError::new_err("empty passphrase"));
+        }
         (Some(p), true) => {
             Encryptor::with_recipients(vec![Box::new(ScryptRecipient::new(Zeroizing::new(p)))])
         }

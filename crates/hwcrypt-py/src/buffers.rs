@@ -14,7 +14,7 @@
 #![allow(unsafe_code)]
 
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -47,8 +47,9 @@ impl<'py> Input<'py> {
             ))
         })?;
         if !buffer.is_c_contiguous() {
-            return Err(PyValueError::new_err(format!(
-                "argument '{what}': the buffer is not contiguous"
+            // BufferError, as `cryptography` raises (not a ValueError).
+            return Err(PyBufferError::new_err(format!(
+                "argument '{what}': Buffer is not contiguous."
             )));
         }
         Ok(Input::Buffer(buffer))
@@ -107,8 +108,8 @@ impl Output {
             ));
         }
         if !buffer.is_c_contiguous() {
-            return Err(PyValueError::new_err(
-                "argument 'buf': the buffer is not contiguous",
+            return Err(PyBufferError::new_err(
+                "argument 'buf': Buffer is not contiguous.",
             ));
         }
         Ok(Output { buffer })

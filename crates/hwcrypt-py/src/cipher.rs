@@ -152,6 +152,11 @@ impl State {
                 Ok(())
             }
             Mode::Xts(xts, tweak) => {
+                // Nothing in, nothing out (as `cryptography`: a read loop
+                // may end with an empty piece).
+                if input.is_empty() {
+                    return Ok(());
+                }
                 if input.len() < BLOCK {
                     return Err(PyValueError::new_err(
                         "In XTS mode you must supply at least a full block in the first update call. For AES this is 16 bytes.",
@@ -180,6 +185,18 @@ impl State {
                 .map_err(to_py)
             }
         }
+    }
+
+    /// [`Self::finalize`], and the context's end as `cryptography` has it:
+    /// a refused call (a partial block, a tag of the wrong length, no tag:
+    /// `ValueError`) leaves the context usable; success or a failed tag
+    /// check (`InvalidTag`) spends it.
+    fn finish(&mut self, py: Python<'_>, tag: Option<&[u8]>) -> PyResult<()> {
+        let r = self.finalize(tag);
+        if !matches!(&r, Err(e) if e.is_instance_of::<PyValueError>(py)) {
+            self.finalized = true;
+        }
+        r
     }
 
     fn finalize(&mut self, tag: Option<&[u8]>) -> PyResult<()> {
@@ -286,10 +303,7 @@ impl CipherContext {
         if st.finalized {
             return Err(AlreadyFinalized::new_err("Context was already finalized."));
         }
-        // Finalized whatever the outcome, as `cryptography`: after a failed
-        // tag check or a partial block the context is spent.
-        st.finalized = true;
-        st.finalize(None)?;
+        st.finish(py, None)?;
         Ok(PyBytes::new(py, b""))
     }
 
@@ -319,8 +333,7 @@ impl CipherContext {
                 ));
             }
         }
-        st.finalized = true;
-        st.finalize(Some(tag.as_slice()))?;
+        st.finish(py, Some(tag.as_slice()))?;
         Ok(PyBytes::new(py, b""))
     }
 

@@ -153,3 +153,38 @@ def test_gcm_context_errors():
         lambda: hwcrypt.Cipher(hwcrypt.algorithms.AES(key), hwcrypt.modes.GCM(iv, b"\0" * 16)).encryptor(),
         lambda: CCipher(c_alg.AES(key), c_modes.GCM(iv, b"\0" * 16)).encryptor(),
     )
+
+
+def test_review_2026_11_29_cryptography_parity():
+    """Found in review: a refused finalize spent the context; an empty XTS
+    update was refused; a non-contiguous buffer raised ValueError."""
+    key = K16
+    # CBC: a partial block refuses finalize, and the context stays usable.
+    pair = (hwcrypt.Cipher(hwcrypt.algorithms.AES(key), hwcrypt.modes.CBC(b"\0" * 16)),
+            CCipher(c_alg.AES(key), c_modes.CBC(b"\0" * 16)))
+    a, b = pair[0].encryptor(), pair[1].encryptor()
+    a.update(b"a" * 20), b.update(b"a" * 20)
+    same(a.finalize, b.finalize)
+    assert a.update(b"b" * 12) == b.update(b"b" * 12)
+    same(a.finalize, b.finalize)
+    # GCM: a tag of the wrong length is refused; the right one then works.
+    iv = b"\1" * 12
+    e = CCipher(c_alg.AES(key), c_modes.GCM(iv)).encryptor()
+    ct = e.update(b"m" * 40) + e.finalize()
+    a = hwcrypt.Cipher(hwcrypt.algorithms.AES(key), hwcrypt.modes.GCM(iv)).decryptor()
+    b = CCipher(c_alg.AES(key), c_modes.GCM(iv)).decryptor()
+    assert a.update(ct) == b.update(ct)
+    same(lambda: a.finalize_with_tag(e.tag[:3]), lambda: b.finalize_with_tag(e.tag[:3]))
+    same(lambda: a.finalize_with_tag(e.tag), lambda: b.finalize_with_tag(e.tag))
+    # XTS: an empty update gives b"".
+    xk = bytes(range(64))
+    a = hwcrypt.Cipher(hwcrypt.algorithms.AES(xk), hwcrypt.modes.XTS(b"\0" * 16)).encryptor()
+    b = CCipher(c_alg.AES(xk), c_modes.XTS(b"\0" * 16)).encryptor()
+    assert a.update(b"x" * 32) == b.update(b"x" * 32)
+    assert a.update(b"") == b.update(b"") == b""
+    # A non-contiguous buffer: BufferError, as cryptography.
+    strided = memoryview(bytearray(64))[::2]
+    same(lambda: hwcrypt.AESGCM(key).encrypt(b"\0" * 12, strided, None),
+         lambda: c_aead.AESGCM(key).encrypt(b"\0" * 12, strided, None))
+    with pytest.raises(BufferError):
+        hwcrypt.AESGCM(key).encrypt(b"\0" * 12, strided, None)

@@ -83,6 +83,11 @@ def test_age_round_trips():
         hwcrypt.age.decrypt(bytes(bad), [secret])
     with pytest.raises(ValueError):
         hwcrypt.age.encrypt(b"x", ["not-a-recipient"])
+    # One recipient given as a string, as decrypt takes one identity.
+    assert hwcrypt.age.decrypt(hwcrypt.age.encrypt(b"one", recipient), secret) == b"one"
+    # An empty passphrase would make a file anyone opens: refused.
+    with pytest.raises(ValueError):
+        hwcrypt.age.encrypt(b"x", passphrase="")
 
 
 def test_age_streams(tmp_path):

@@ -24,6 +24,8 @@ def encrypt(data, recipients=(), *, passphrase=None, armor=False):
     file as ``bytes`` (PEM-armored text with ``armor=True``)."""
     if hasattr(data, "read"):
         data = data.read()
+    if isinstance(recipients, str):
+        recipients = [recipients]
     return age_encrypt(data, list(recipients), passphrase, armor)
 
 
@@ -43,6 +45,8 @@ def encrypt_stream(src, dst, recipients=(), *, passphrase=None, armor=False):
     """Encrypts the binary file object ``src`` (read to its end, a megabyte
     at a time) into the binary file object ``dst``: memory stays bounded
     whatever the size. Returns the plaintext bytes read."""
+    if isinstance(recipients, str):
+        recipients = [recipients]
     return age_encrypt_stream(src, dst, list(recipients), passphrase, armor)
 
 
