@@ -19,6 +19,16 @@ impl CliError {
     pub fn is_broken_pipe(&self) -> bool {
         matches!(self, CliError::Io(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
     }
+
+    /// The exit status: 1 for a failed read or write (a full disk, a
+    /// closed terminal), 2 for everything the user can fix in the command
+    /// line or the environment (options, `HWCRYPT_CPU`, a key).
+    pub fn exit_code(&self) -> std::process::ExitCode {
+        match self {
+            CliError::Io(_) => std::process::ExitCode::from(1),
+            CliError::Crypto(_) | CliError::Usage(_) => std::process::ExitCode::from(2),
+        }
+    }
 }
 
 impl fmt::Display for CliError {

@@ -61,7 +61,7 @@ fn main() -> ExitCode {
         Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("hwcrypt: error: {err}");
-            ExitCode::from(2)
+            err.exit_code()
         }
     }
 }

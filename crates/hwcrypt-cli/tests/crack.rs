@@ -446,3 +446,123 @@ fn resume_file_is_tied_to_the_challenge_and_written_safely() {
     assert_eq!(left.len(), 3, "{left:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Found in review (2026-11-29): without --all, several keys of one batch
+/// were reported; a rerun with the resume file of a search that had found
+/// its key searched on past it and said "not found"; a closed stdout made
+/// any search exit 0 ("found").
+#[test]
+fn one_key_without_all_resume_after_a_hit_and_a_closed_pipe() {
+    // Every key whose plaintext contains one given byte: many per batch.
+    let ct = "40a0183193c4aeb247e900a656b0a813";
+    let out = hwcrypt(
+        &[
+            "crack",
+            "-k",
+            "?*3,0*13",
+            "-m",
+            "ecb",
+            "--hex",
+            ct,
+            "--contains-hex",
+            "0a",
+            "-t",
+            "2",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["hits"].as_array().unwrap().len(), 1, "{v}");
+
+    let (ct, key) = challenge([0, 0, 5]);
+    let dir = std::env::temp_dir().join(format!("hwcrypt-crack-rerun-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let state = dir.join("state.json");
+    let resume = state.to_str().unwrap();
+    let args = [
+        "crack", "-k", SPACE, "-m", "cbc", "--hex", &ct, "--text", "--resume", resume,
+    ];
+    for run in ["first", "rerun"] {
+        let out = hwcrypt(&args, None);
+        assert_eq!(out.status.code(), Some(0), "{run}: {out:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains(&format!("found key: {key}")),
+            "{run}: {stdout}"
+        );
+        assert!(stdout.contains("cold day in April"), "{run}: {stdout}");
+    }
+    // An edited record (another key) is confirmed against the challenge
+    // and dropped: the search runs (from the saved position) instead.
+    let text = std::fs::read_to_string(&state).unwrap();
+    let forged = text.replace(&key, &"ab".repeat(32));
+    std::fs::write(&state, forged).unwrap();
+    let out = hwcrypt(&args, None);
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains(&"ab".repeat(32)),
+        "{out:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // Not found, stdout closed at once: still 1.
+    #[cfg(unix)]
+    {
+        use std::process::Stdio;
+        let (ct, _) = challenge([0, 0, 5]);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hwcrypt"))
+            .args([
+                "crack",
+                "-k",
+                "0..=4*3, 0*29",
+                "-m",
+                "cbc",
+                "--hex",
+                &ct,
+                "--text",
+            ])
+            .env_remove("HWCRYPT_CPU")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        assert_eq!(child.wait().unwrap().code(), Some(1));
+    }
+}
+
+/// A failed write is an I/O failure (1), not a usage error (2); a bad
+/// HWCRYPT_CPU and a module path openssl.cnf cannot hold are usage errors.
+#[cfg(target_os = "linux")]
+#[test]
+fn write_failures_exit_1_and_openssl_config_refuses_what_it_cannot_write() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hwcrypt"))
+        .arg("cpu")
+        .env_remove("HWCRYPT_CPU")
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let module = std::env::current_exe().unwrap();
+    let out = hwcrypt(
+        &["openssl-config", "--module", module.to_str().unwrap()],
+        Some("bogus"),
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let dir = std::env::temp_dir().join(format!("hwcrypt-cnf-{}#x", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let odd = dir.join("hwcrypt.so");
+    std::fs::write(&odd, b"not a module").unwrap();
+    let out = hwcrypt(&["openssl-config", "--module", odd.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("'#'"),
+        "{out:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -586,6 +586,17 @@ fn run(args: &Args) -> Result<ExitCode, CliError> {
         progress_interval: None,
     };
     let search = Search::new(&space, &challenge, options)?;
+    // Keys an earlier run of this search found (the resume file), confirmed
+    // against the challenge again: a stale or edited record is dropped.
+    let confirmed: Vec<Hit> = earlier_hits
+        .iter()
+        .filter_map(|h| search.confirm(&hex_decode("key", &h.key).ok()?, h.index))
+        .collect();
+    if !args.all && !confirmed.is_empty() {
+        // The search was for one key, and it was found: report it again
+        // instead of searching past it.
+        return report_earlier(args, &confirmed);
+    }
     {
         let c = cancel.clone();
         // A second handler (tests run several searches) is not an error worth stopping for.
@@ -655,61 +666,78 @@ fn run(args: &Args) -> Result<ExitCode, CliError> {
     }
     let secs = started.elapsed().as_secs_f64();
     let rate = outcome.searched as f64 / secs.max(1e-9);
-    let interrupted = outcome.cancelled && outcome.hits.is_empty();
-    let mut out = std::io::stdout().lock();
-    if args.json {
-        let report = JsonReport {
-            found: !outcome.hits.is_empty(),
-            key: outcome.hits.first().map(|h| hex(&h.key)),
-            plaintext: outcome.hits.first().map(|h| escape(&h.plaintext)),
-            hits: outcome.hits.iter().map(json_hit).collect(),
-            keyspace_size: space.size(),
-            key_bits: space.key_size().bits(),
-            mode: mode.name(),
-            range: [outcome.range.start, outcome.range.end],
-            searched: outcome.searched,
-            position: outcome.position,
-            completed: outcome.completed,
-            interrupted,
-            backend: outcome.backend.name(),
-            threads: outcome.threads,
-            filter_blocks: outcome.filter_blocks.clone(),
-            filter_passes: outcome.filter_passes,
-            seconds: secs,
-            keys_per_second: rate,
-        };
-        serde_json::to_writer_pretty(&mut out, &report).map_err(std::io::Error::from)?;
-        writeln!(out)?;
-    } else {
-        for h in &outcome.hits {
-            writeln!(out, "found key: {}", hex(&h.key))?;
-            writeln!(out, "key index: {}", h.index)?;
-            if h.plaintext_offset > 0 {
-                writeln!(
-                    out,
-                    "plaintext (from byte {}; block 0 needs the IV): \"{}\"",
-                    h.plaintext_offset,
-                    escape(&h.plaintext)
-                )?;
-            } else {
-                writeln!(out, "plaintext: \"{}\"", escape(&h.plaintext))?;
-            }
+    // Stopped by Ctrl-C before the search ended: with --all even after
+    // hits (the rest of the range is still to search), without --all only
+    // if no key was found.
+    let interrupted = outcome.cancelled && (args.all || outcome.hits.is_empty());
+    // With --all, the keys earlier runs found are reported with the new ones.
+    let mut all_hits = if args.all { confirmed } else { Vec::new() };
+    for h in &outcome.hits {
+        if !all_hits
+            .iter()
+            .any(|e| e.index == h.index && e.key == h.key)
+        {
+            all_hits.push(h.clone());
         }
-        if outcome.hits.is_empty() && !interrupted {
-            writeln!(out, "not found: no key in the searched range matched")?;
-        }
-        writeln!(
-            out,
-            "searched {} keys in {:.3} s ({}keys/s, {}keys/s per thread); {} passed the filter",
-            outcome.searched,
-            secs,
-            si(rate),
-            si(rate / outcome.threads as f64),
-            outcome.filter_passes
-        )?;
     }
-    out.flush()?;
-    drop(out);
+    all_hits.sort_by_key(|h| h.index);
+    let code = if interrupted {
+        ExitCode::from(130)
+    } else if all_hits.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    };
+    let printed = (|| -> std::io::Result<()> {
+        let mut out = std::io::stdout().lock();
+        if args.json {
+            let report = JsonReport {
+                found: !all_hits.is_empty(),
+                key: all_hits.first().map(|h| hex(&h.key)),
+                plaintext: all_hits.first().map(|h| escape(&h.plaintext)),
+                hits: all_hits.iter().map(json_hit).collect(),
+                keyspace_size: space.size(),
+                key_bits: space.key_size().bits(),
+                mode: mode.name(),
+                range: [outcome.range.start, outcome.range.end],
+                searched: outcome.searched,
+                position: outcome.position,
+                completed: outcome.completed,
+                interrupted,
+                backend: outcome.backend.name(),
+                threads: outcome.threads,
+                filter_blocks: outcome.filter_blocks.clone(),
+                filter_passes: outcome.filter_passes,
+                seconds: secs,
+                keys_per_second: rate,
+            };
+            serde_json::to_writer_pretty(&mut out, &report).map_err(std::io::Error::from)?;
+            writeln!(out)?;
+        } else {
+            for h in &all_hits {
+                print_hit(&mut out, h)?;
+            }
+            if all_hits.is_empty() && !interrupted {
+                writeln!(out, "not found: no key in the searched range matched")?;
+            }
+            writeln!(
+                out,
+                "searched {} keys in {:.3} s ({}keys/s, {}keys/s per thread); {} passed the filter",
+                outcome.searched,
+                secs,
+                si(rate),
+                si(rate / outcome.threads as f64),
+                outcome.filter_passes
+            )?;
+        }
+        out.flush()
+    })();
+    // A closed stdout (`| head`) loses the printout, not the exit status
+    // the search decided (0 means a key was found).
+    match printed {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        r => r?,
+    }
     // Saved after the result is printed: a file that cannot be written
     // costs a warning, never the key.
     if let Some(path) = &args.resume {
@@ -734,11 +762,54 @@ fn run(args: &Args) -> Result<ExitCode, CliError> {
                 ""
             }
         );
-        return Ok(ExitCode::from(130));
     }
-    Ok(if outcome.hits.is_empty() {
-        ExitCode::from(1)
+    Ok(code)
+}
+
+/// One found key, as the text output shows it.
+fn print_hit(out: &mut impl Write, h: &Hit) -> std::io::Result<()> {
+    writeln!(out, "found key: {}", hex(&h.key))?;
+    writeln!(out, "key index: {}", h.index)?;
+    if h.plaintext_offset > 0 {
+        writeln!(
+            out,
+            "plaintext (from byte {}; block 0 needs the IV): \"{}\"",
+            h.plaintext_offset,
+            escape(&h.plaintext)
+        )
     } else {
-        ExitCode::SUCCESS
-    })
+        writeln!(out, "plaintext: \"{}\"", escape(&h.plaintext))
+    }
+}
+
+/// Prints the keys an earlier run found (without `--all`, a rerun of a
+/// search whose resume file holds its key): found, exit status 0.
+fn report_earlier(args: &Args, hits: &[Hit]) -> Result<ExitCode, CliError> {
+    let mut out = std::io::stdout().lock();
+    let printed = (|| -> std::io::Result<()> {
+        if args.json {
+            let report = serde_json::json!({
+                "found": true,
+                "key": hits.first().map(|h| hex(&h.key)),
+                "hits": hits.iter().map(json_hit).collect::<Vec<_>>(),
+                "from_resume_file": true,
+            });
+            serde_json::to_writer_pretty(&mut out, &report).map_err(std::io::Error::from)?;
+            writeln!(out)?;
+        } else {
+            for h in hits {
+                print_hit(&mut out, h)?;
+            }
+            writeln!(
+                out,
+                "(found by an earlier run: the --resume file; not searched again)"
+            )?;
+        }
+        out.flush()
+    })();
+    match printed {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        r => r?,
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -92,9 +92,30 @@ default_properties = ?provider=hwcrypt
     )
 }
 
+/// Characters openssl.cnf reads specially in a value (`#` starts a
+/// comment, `$` a variable, quotes and `\` escape): a module path with one
+/// would load something else, or nothing, without a word.
+const CONFIG_SPECIAL: &[char] = &['#', '$', '"', '\'', '\\', '\n', '\r', ';'];
+
 /// Runs `hwcrypt openssl-config`.
 pub fn run(args: &Args) -> Result<(), CliError> {
+    // A bad HWCRYPT_CPU is an error here as in every other command (the
+    // backends named in the comments would otherwise read "unavailable").
+    hwcrypt::cpu::features()?;
     let module = find_module(args)?;
+    let text = module.to_string_lossy();
+    let bad = text
+        .chars()
+        .find(|c| CONFIG_SPECIAL.contains(c))
+        .or_else(|| (text.trim() != text).then_some(' '));
+    if let Some(c) = bad {
+        return Err(CliError::Usage(format!(
+            "module path {} has {:?}, which openssl.cnf would not read as part of a path; \
+             put the module where its path has none",
+            module.display(),
+            c
+        )));
+    }
     let mut out = std::io::stdout().lock();
     out.write_all(config_text(&module).as_bytes())?;
     out.flush()?;

@@ -141,7 +141,8 @@ pub fn run(args: &Args) -> Result<(), CliError> {
     };
     let report = speed::run(&opts, &mut status).map_err(usage)?;
     if let Some(path) = &args.plot
-        && let Some(warning) = plot::write(path, &report).map_err(usage)?
+        && let Some(warning) =
+            plot::write(path, &report).map_err(|e| CliError::Io(std::io::Error::other(e)))?
     {
         eprintln!("hwcrypt: warning: {warning}");
     }

@@ -375,7 +375,7 @@ impl core::fmt::Debug for Hit {
 /// ```
 #[derive(Clone, Debug)]
 pub struct Outcome {
-    /// Matching keys (at most one unless `find_all`), in no particular order.
+    /// Matching keys (at most one unless `find_all`), by key-space index.
     pub hits: Vec<Hit>,
     /// Keys tested.
     pub searched: u64,
@@ -518,6 +518,29 @@ impl<'a> Search<'a> {
         self.threads
     }
 
+    /// Confirms `key`, found at key-space index `index` (by an earlier run:
+    /// a resume file), against the challenge as the search confirms a
+    /// candidate: the hit, with its plaintext, or `None` if the plaintext
+    /// the key gives is not accepted (or the key has the wrong length for
+    /// the key space), so a stale or edited record is not reported.
+    pub fn confirm(&self, key: &[u8], index: u64) -> Option<Hit> {
+        if key.len() != self.space.key_size().key_len() {
+            return None;
+        }
+        let aes = Aes::new(key).ok()?;
+        let mut plain = Vec::with_capacity(self.challenge.ciphertext.len());
+        self.challenge.decrypt(&aes, &mut plain);
+        let hit = self.challenge.accepts(&plain).then(|| Hit {
+            key: key.to_vec(),
+            index,
+            plaintext: self.challenge.visible(&plain).unwrap_or(&[]).to_vec(),
+            plaintext_offset: self.challenge.first_byte,
+        });
+        use zeroize::Zeroize;
+        plain.zeroize();
+        hit
+    }
+
     /// Runs the search, calling `progress` on this thread about every
     /// `progress_interval` until it ends.
     pub fn run(self, mut progress: impl FnMut(&Progress<'_>)) -> Outcome {
@@ -606,7 +629,13 @@ impl<'a> Search<'a> {
             .saturating_add(range.start)
             .min(range.end);
         let position = next.min(unfinished.load(Ordering::Relaxed));
-        let hits = hits.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut hits = hits.into_inner().unwrap_or_else(|e| e.into_inner());
+        // Threads that confirmed keys before they saw `stop` (a batch can
+        // hold several): the lowest index, and without `find_all` only it.
+        hits.sort_by_key(|h| h.index);
+        if !self.options.find_all {
+            hits.truncate(1);
+        }
         let searched = searched.load(Ordering::Relaxed);
         let cancelled = cancel.is_cancelled() && position < range.end;
         Outcome {
@@ -729,6 +758,16 @@ impl Worker<'_, '_> {
                     self.passes.fetch_add(1, Ordering::Relaxed);
                     let key = keys.key(j, key_len);
                     self.verify(&key[..key_len], i + j as u64, &mut aes, &mut plain);
+                    if self.halted() {
+                        // A key was found (without `find_all`) or the
+                        // search was cancelled: the batch's other
+                        // candidates are left untested, so the resume
+                        // point is the batch's start (a resumed run
+                        // confirms this batch again).
+                        self.unfinished.fetch_min(i, Ordering::Relaxed);
+                        self.searched.fetch_add(pending, Ordering::Relaxed);
+                        return;
+                    }
                 }
                 i += n as u64;
                 pending += n as u64;
