@@ -710,7 +710,12 @@ impl Worker<'_, '_> {
             _ => Backend::AesNi,
         };
         let zero = [0u8; 32];
-        let Ok(mut aes) = Aes::with_backend(&zero[..key_len], verify_backend) else {
+        // Soft if AES-NI cannot be had (it always can where a batch
+        // backend runs; a worker that returned here would leave its share
+        // of the range unsearched without a word).
+        let Ok(mut aes) = Aes::with_backend(&zero[..key_len], verify_backend)
+            .or_else(|_| Aes::with_backend(&zero[..key_len], Backend::Soft))
+        else {
             return;
         };
         let Ok(mut soft) = Aes::with_backend(&zero[..key_len], Backend::Soft) else {
