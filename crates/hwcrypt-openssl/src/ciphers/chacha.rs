@@ -303,12 +303,14 @@ impl Cipher for ChaChaPolyCipher {
     }
 
     fn update(&mut self, io: Io<'_>) -> CResult<usize> {
+        // Nothing in, nothing out, before the TLS branch: a record's AAD
+        // stays set for the record (as OpenSSL's).
+        if io.len() == 0 {
+            return Ok(0);
+        }
         if let Some(aad) = self.tls_aad.take() {
             self.started = false;
             return self.tls_record(aad, io);
-        }
-        if io.len() == 0 {
-            return Ok(0);
         }
         self.data(io)
     }
@@ -370,8 +372,11 @@ impl Cipher for ChaChaPolyCipher {
         match id {
             ParamId::KeyLen => check_fixed(p, KEY, Reason::InvalidKeyLength)?,
             ParamId::IvLen => {
+                // 12 bytes only, as OpenSSL 3's own ChaCha20-Poly1305 (a
+                // shorter nonce, zero-padded in front as OpenSSL 1.1 did,
+                // would give other bytes than the default provider).
                 let n = p.get_size().ok_or(Reason::FailedToGetParameter)?;
-                if n == 0 || n > NONCE {
+                if n != NONCE {
                     return Err(Reason::InvalidIvLength);
                 }
                 self.nonce_len = n;

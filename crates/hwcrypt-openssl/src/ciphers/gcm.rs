@@ -225,6 +225,9 @@ impl GcmCipher {
         if self.encrypt {
             self.iv_gen(nonce)?;
         } else {
+            // A TLS record's tag is 16 bytes, whatever tag length an
+            // earlier message on this context set.
+            self.tag_len = None;
             self.iv_inv(nonce)?;
         }
         let encrypt = self.encrypt;
@@ -324,11 +327,13 @@ impl Cipher for GcmCipher {
 
     #[inline]
     fn update(&mut self, io: Io<'_>) -> CResult<usize> {
-        if self.tls_aad.is_some() {
-            return self.tls_record(io);
-        }
+        // Nothing in, nothing out, before the TLS branch: a record's AAD
+        // stays set for the record (as OpenSSL's).
         if io.len() == 0 {
             return Ok(0);
+        }
+        if self.tls_aad.is_some() {
+            return self.tls_record(io);
         }
         self.data(io)
     }
@@ -352,7 +357,11 @@ impl Cipher for GcmCipher {
 
     fn cipher(&mut self, io: Io<'_>) -> CResult<usize> {
         if self.tls_aad.is_some() {
-            return self.tls_record(io).map_err(|_| Reason::Silent);
+            // `EVP_Cipher` returns the record's whole length, opening as
+            // sealing (OpenSSL's `ossl_gcm_cipher`); `EVP_CipherUpdate`
+            // gives the payload length when opening.
+            let n = io.len();
+            return self.tls_record(io).map(|_| n).map_err(|_| Reason::Silent);
         }
         self.data(io).map_err(|_| Reason::Silent)
     }
@@ -436,7 +445,17 @@ impl Cipher for GcmCipher {
                     return Err(Reason::FailedToGetParameter);
                 }
                 let aad = p.get_octets().ok_or(Reason::InvalidAad)?;
-                self.tls_aad_pad = self.set_tls_aad(aad)?;
+                match self.set_tls_aad(aad) {
+                    Ok(pad) => self.tls_aad_pad = pad,
+                    Err(r) => {
+                        // No record follows: a data call the caller makes
+                        // anyway must not run as a plain message under the
+                        // record IV (the next record would use it again).
+                        self.tls_aad = None;
+                        self.iv_state = IvState::Finished;
+                        return Err(r);
+                    }
+                }
             }
             ParamId::TlsIvFixed => self.set_iv_fixed(p)?,
             ParamId::TlsIvInv => {

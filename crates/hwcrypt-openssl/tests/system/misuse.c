@@ -163,6 +163,48 @@ int main(void)
         ERR_clear_error();
         EVP_CIPHER_CTX_free(ctx);
     }
+    /* TLS 1.2 records (the second review): EVP_Cipher returns the record's
+     * whole length when opening too; a context that took a short tag opens
+     * 16-byte-tag records; an empty update keeps the record's AAD set; after
+     * a refused tlsaad no data call runs under the record IV. */
+    {
+        unsigned char fixed[4] = {9, 8, 7, 6}, rec[8 + 40 + 16], aad[13] = {0};
+        int total = (int)sizeof(rec), ok;
+        EVP_CIPHER_CTX *e = ctx_for("AES-128-GCM", 1, key, NULL);
+        EVP_CIPHER_CTX *d = ctx_for("AES-128-GCM", 0, key, NULL);
+        if (e != NULL && d != NULL) {
+            memset(rec, 0x33, sizeof(rec));
+            aad[8] = 23, aad[9] = 3, aad[10] = 3, aad[11] = 0, aad[12] = 8 + 40;
+            ok = EVP_CIPHER_CTX_ctrl(e, EVP_CTRL_GCM_SET_IV_FIXED, 4, fixed) > 0
+                && EVP_CIPHER_CTX_ctrl(e, EVP_CTRL_AEAD_TLS1_AAD, 13, aad) == 16
+                && EVP_EncryptUpdate(e, out, &outl, buf, 0) > 0 && outl == 0
+                && EVP_Cipher(e, rec, rec, total) == total;
+            report("GCM TLS record: sealed after an empty update (AAD kept)", ok);
+            /* A 12-byte tag on an earlier message of the opening context. */
+            EVP_CIPHER_CTX_ctrl(d, EVP_CTRL_AEAD_SET_TAG, 12, tag);
+            aad[12] = 8 + 40 + 16;
+            ok = EVP_CIPHER_CTX_ctrl(d, EVP_CTRL_GCM_SET_IV_FIXED, 4, fixed) > 0
+                && EVP_CIPHER_CTX_ctrl(d, EVP_CTRL_AEAD_TLS1_AAD, 13, aad) == 16
+                && EVP_Cipher(d, rec, rec, total) == total;
+            for (int i = 8; ok && i < 8 + 40; i++)
+                ok = rec[i] == 0x33;
+            report("GCM TLS record: opened (whole length) after a short tag", ok);
+        }
+        EVP_CIPHER_CTX *f = ctx_for("AES-128-GCM", 1, key, NULL);
+        if (f != NULL) {
+            EVP_CIPHER_CTX_ctrl(f, EVP_CTRL_GCM_SET_IV_FIXED, 4, fixed);
+            expect_fail("GCM TLS: tlsaad of 5 bytes", EVP_CIPHER_CTX_ctrl(f, EVP_CTRL_AEAD_TLS1_AAD, 5, aad), 1);
+            expect_fail("GCM TLS: data after a refused tlsaad", EVP_Cipher(f, out, buf, 64), 0);
+            EVP_CIPHER_CTX_free(f);
+        }
+        ERR_clear_error();
+        EVP_CIPHER_CTX_free(e);
+        EVP_CIPHER_CTX_free(d);
+    }
+    if ((ctx = ctx_for("ChaCha20-Poly1305", 1, NULL, NULL)) != NULL) {
+        expect_fail("ChaCha20-Poly1305: nonce of 8 bytes", EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_IVLEN, 8, NULL), 1);
+        EVP_CIPHER_CTX_free(ctx);
+    }
     if ((ctx = ctx_for("AES-256-GCM", 0, key, iv)) != NULL) {
         EVP_DecryptUpdate(ctx, out, &outl, buf, 32);
         expect_fail("GCM: decryption final without a tag", EVP_DecryptFinal_ex(ctx, out, &outl), 0);
