@@ -606,3 +606,29 @@ fn bad_mask_is_one_line_and_exit_2() {
     );
     assert!(out.stdout.is_empty());
 }
+
+/// Found in review (2026-11-29): `--format openssh` is two snippets, and
+/// its `Host *` block stops sshd when appended to sshd_config; the
+/// `--ssh-legacy` warning came with formats that print no SSH lines.
+#[test]
+fn ssh_and_sshd_snippets_apart_and_the_legacy_warning_only_with_ssh_lines() {
+    let client = stdout(&prefs(&["--format", "ssh-config"], None));
+    assert!(
+        client.contains("Host *") && client.contains("    Ciphers "),
+        "{client}"
+    );
+    let server = stdout(&prefs(&["--format", "sshd-config"], None));
+    assert!(
+        !server.contains("Host") && server.contains("\nCiphers "),
+        "{server}"
+    );
+    let both = stdout(&prefs(&["--format", "openssh"], None));
+    assert_eq!(both, format!("{client}\n{server}"));
+    let o = prefs(&["--ssh-legacy", "--format", "nginx"], None);
+    assert!(o.status.success() && o.stderr.is_empty(), "{o:?}");
+    let o = prefs(&["--ssh-legacy", "--format", "sshd-config"], None);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("warning"),
+        "{o:?}"
+    );
+}

@@ -25,8 +25,13 @@ pub struct Args {
 /// What `--format` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum Format {
-    /// `~/.ssh/config` and `sshd_config` lines.
+    /// `~/.ssh/config` and `sshd_config` lines (two snippets, each under its
+    /// own heading: use `ssh-config` or `sshd-config` to append one to a file).
     Openssh,
+    /// The `~/.ssh/config` block alone (`Host *` and `Ciphers`).
+    SshConfig,
+    /// The `sshd_config` `Ciphers` line alone (`sshd -t` accepts it).
+    SshdConfig,
     /// An OpenSSL configuration file (CipherString, Ciphersuites, Options).
     Openssl,
     /// nginx `ssl_*` directives.
@@ -191,7 +196,14 @@ pub fn run(args: &Args) -> Result<(), CliError> {
         measure: args.measure,
         ssh_legacy: args.ssh_legacy,
     })?;
-    if let Some(warning) = rec.openssh_warning {
+    // The legacy-CBC warning is about SSH lines: only where some are printed.
+    let ssh_lines = matches!(
+        args.format,
+        None | Some(Format::Json | Format::Openssh | Format::SshConfig | Format::SshdConfig)
+    );
+    if let Some(warning) = rec.openssh_warning
+        && ssh_lines
+    {
         eprintln!("hwcrypt: warning: {warning}");
     }
     let mut out = std::io::stdout().lock();
@@ -202,6 +214,8 @@ pub fn run(args: &Args) -> Result<(), CliError> {
             writeln!(out)?;
         }
         Some(Format::Openssh) => out.write_all(rec.openssh_snippet().as_bytes())?,
+        Some(Format::SshConfig) => out.write_all(rec.ssh_client_config().as_bytes())?,
+        Some(Format::SshdConfig) => out.write_all(rec.sshd_config().as_bytes())?,
         Some(Format::Openssl) => out.write_all(rec.openssl_conf().as_bytes())?,
         Some(Format::Nginx) => out.write_all(rec.nginx_conf().as_bytes())?,
         Some(Format::Boringssl) => out.write_all(rec.boringssl_snippet().as_bytes())?,
@@ -368,7 +382,7 @@ fn write_human(out: &mut impl Write, r: &Recommendation) -> std::io::Result<()> 
     writeln!(out)?;
     writeln!(
         out,
-        "Snippets: hwcrypt prefs --format openssh|openssl|nginx|boringssl|go|json"
+        "Snippets: hwcrypt prefs --format openssh|ssh-config|sshd-config|openssl|nginx|boringssl|go|json"
     )?;
     Ok(())
 }
