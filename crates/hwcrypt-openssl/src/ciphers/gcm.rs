@@ -397,10 +397,9 @@ impl Cipher for GcmCipher {
                 let Some(buf) = p.octet_buffer() else {
                     return Err(Reason::FailedToSetParameter);
                 };
-                let mut tmp = [0u8; MAX_IV];
-                let n = buf.len().min(self.iv_len);
-                self.iv_gen(&mut tmp[..n])?;
-                buf[..n].copy_from_slice(&tmp[..n]);
+                // The IV's last `min(len, iv_len)` bytes go to the front
+                // of the caller's buffer.
+                self.iv_gen(buf)?;
                 true
             }
             _ => true,
