@@ -45,7 +45,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return usage_error(&err),
+    };
     let result = match cli.command {
         Command::Cpu(args) => cmd::cpu::run(&args),
         Command::Prefs(args) => cmd::prefs::run(&args),
@@ -64,4 +67,58 @@ fn main() -> ExitCode {
             err.exit_code()
         }
     }
+}
+
+/// Help and version go out as clap writes them; a usage error becomes one
+/// line on stderr, exit 2, like every other error of the tool:
+/// `hwcrypt: error: MESSAGE (TIPS; see 'hwcrypt SUBCOMMAND --help')`.
+fn usage_error(err: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        err.exit();
+    }
+    eprintln!("hwcrypt: error: {}", one_line(&err.render().to_string()));
+    ExitCode::from(2)
+}
+
+/// clap's rendered error (an `error:` line, indented continuation lines
+/// and tips, a blank line, `Usage: hwcrypt SUB ...`, a `--help` hint) as
+/// one line.
+fn one_line(rendered: &str) -> String {
+    let mut message = Vec::new();
+    let mut tips = Vec::new();
+    // Without a usage line (some errors have none), the subcommand named
+    // on the command line, if any.
+    let mut command = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .filter(|a| {
+            use clap::CommandFactory;
+            Cli::command().get_subcommands().any(|s| s.get_name() == a)
+        })
+        .map_or_else(|| "hwcrypt".to_string(), |sub| format!("hwcrypt {sub}"));
+    for line in rendered.lines() {
+        let line = line.trim();
+        if let Some(usage) = line.strip_prefix("Usage:") {
+            let words: Vec<&str> = usage
+                .split_whitespace()
+                .take_while(|w| !w.starts_with(['-', '[', '<']))
+                .collect();
+            if !words.is_empty() {
+                command = words.join(" ");
+            }
+            break;
+        } else if let Some(tip) = line.strip_prefix("tip:") {
+            tips.push(tip.trim().to_string());
+        } else if !line.is_empty() && !line.starts_with("For more information") {
+            message.push(line.strip_prefix("error:").unwrap_or(line).trim());
+        }
+    }
+    tips.push(format!("see '{command} --help'"));
+    format!("{} ({})", message.join(" "), tips.join("; "))
 }

@@ -107,6 +107,61 @@ fn mask_minus_vaes_drops_only_the_vaes_backend() {
 }
 
 #[test]
+fn usage_errors_are_one_line_and_exit_2() {
+    let cases: [(&[&str], &str, &str); 6] = [
+        (
+            &["encrypt", "--bogus"],
+            "unexpected argument '--bogus'",
+            "hwcrypt encrypt --help",
+        ),
+        (
+            &["crack"],
+            "required arguments were not provided: --keyspace",
+            "hwcrypt crack --help",
+        ),
+        (
+            &["encryp"],
+            "unrecognized subcommand 'encryp'",
+            "hwcrypt --help",
+        ),
+        (
+            &["speed", "--sizes"],
+            "a value is required for '--sizes",
+            "hwcrypt speed --help",
+        ),
+        (
+            &["encrypt", "-j", "x"],
+            "invalid value 'x'",
+            "hwcrypt encrypt --help",
+        ),
+        (
+            &["--bogus"],
+            "unexpected argument '--bogus'",
+            "hwcrypt --help",
+        ),
+    ];
+    for (args, message, help) in cases {
+        let out = hwcrypt(args, None);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("hwcrypt: error: "), "{args:?}: {err}");
+        assert!(err.contains(message), "{args:?}: {err}");
+        assert!(
+            err.trim_end().ends_with(&format!("see '{help}')")),
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    // Help and version are not errors.
+    for args in [&["--help"][..], &["--version"], &["encrypt", "--help"]] {
+        let out = hwcrypt(args, None);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+        assert!(!out.stdout.is_empty());
+    }
+}
+
+#[test]
 fn bad_mask_is_one_line_and_exit_2() {
     for bad in ["bogus", "-avx3", "+vaes", "vaes"] {
         let out = hwcrypt(&["cpu"], Some(bad));
