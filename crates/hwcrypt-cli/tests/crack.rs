@@ -532,6 +532,68 @@ fn one_key_without_all_resume_after_a_hit_and_a_closed_pipe() {
     }
 }
 
+/// Found in review (2026-11-29): `--all` with a predicate most keys pass
+/// gathered hits without bound (gigabytes of JSON in seconds). It stops at
+/// `--max-hits` (default 1000) with the position to continue from.
+#[test]
+fn all_stops_at_max_hits_with_a_position() {
+    let ct = "40a0183193c4aeb247e900a656b0a813";
+    let base = [
+        "crack",
+        "-k",
+        "?*3,0*13",
+        "-m",
+        "ecb",
+        "--hex",
+        ct,
+        "--contains-hex",
+        "0a",
+        "-t",
+        "2",
+        "--json",
+        "--all",
+    ];
+    let out = hwcrypt(&base, None);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hits = v["hits"].as_array().unwrap();
+    // Threads finish the batch they are in: a few over the limit.
+    assert!((1000..1300).contains(&hits.len()), "{}", hits.len());
+    assert_eq!(v["hit_limit"], true, "{}", v["hit_limit"]);
+    assert_eq!(v["completed"], false);
+    let position = v["position"].as_u64().unwrap();
+    assert!(position > 0 && position < 1 << 24, "{position}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("stopped after") && stderr.contains(&format!("--start {position}")),
+        "{stderr}"
+    );
+    // Continuing from the position: hits from there on.
+    let start = position.to_string();
+    let mut more = base.to_vec();
+    more.extend(["--max-hits", "5", "--start", &start]);
+    let out = hwcrypt(&more, None);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hits = v["hits"].as_array().unwrap();
+    assert!(hits.len() >= 5, "{v}");
+    assert!(
+        hits.iter()
+            .all(|h| h["index"].as_u64().unwrap() >= position),
+        "{v}"
+    );
+    // 0, or without --all: usage errors.
+    for extra in [&["--max-hits", "0"][..], &["--max-hits", "x"]] {
+        let mut args = base.to_vec();
+        args.extend(extra);
+        assert_eq!(hwcrypt(&args, None).status.code(), Some(2), "{extra:?}");
+    }
+    let mut args = base[..base.len() - 1].to_vec();
+    args.extend(["--max-hits", "5"]);
+    assert_eq!(hwcrypt(&args, None).status.code(), Some(2));
+}
+
 /// A failed write is an I/O failure (1), not a usage error (2); a bad
 /// HWCRYPT_CPU and a module path openssl.cnf cannot hold are usage errors.
 #[cfg(target_os = "linux")]

@@ -335,6 +335,62 @@ fn check_resume(backend: Backend, seed: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// `max_hits` with a predicate about one key in eight passes: each run
+/// stops at the limit with a resume point past its start, and resuming
+/// until the range is done finds exactly the hits of the unlimited search.
+fn check_hit_limit(backend: Backend, threads: usize) -> Result<(), String> {
+    let space = KeySpace::parse("?, ?, 0*14").map_err(|e| e.to_string())?;
+    let ch = Challenge::new(
+        vec![0x5a; 32],
+        Mode::Ecb,
+        Padding::None,
+        vec![Predicate::Contains(vec![0x0a])],
+    )
+    .map_err(|e| e.to_string())?;
+    let base = SearchOptions {
+        threads,
+        ..opts(backend)
+    };
+    let search = |o: SearchOptions| {
+        Search::new(&space, &ch, o)
+            .map(|s| s.run(|_| {}))
+            .map_err(|e| e.to_string())
+    };
+    let all = search(base.clone())?;
+    let mut want: Vec<u64> = all.hits.iter().map(|h| h.index).collect();
+    want.sort_unstable();
+    if !all.completed || all.hit_limit || want.len() < 100 {
+        return Err(format!("unlimited search: {} hits, {all:?}", want.len()));
+    }
+    let mut got: Vec<u64> = Vec::new();
+    let mut start = None;
+    for _ in 0..want.len() {
+        let out = search(SearchOptions {
+            max_hits: Some(50),
+            start,
+            ..base.clone()
+        })?;
+        for h in &out.hits {
+            if !got.contains(&h.index) {
+                got.push(h.index);
+            }
+        }
+        if out.completed {
+            got.sort_unstable();
+            return if got == want && !out.hit_limit {
+                Ok(())
+            } else {
+                Err(format!("resumed hits {got:?}, want {want:?}"))
+            };
+        }
+        if !out.hit_limit || out.hits.len() < 50 || out.position <= start.unwrap_or(0) {
+            return Err(format!("limited run from {start:?}: {out:?}"));
+        }
+        start = Some(out.position);
+    }
+    Err("the limited runs did not finish the range".into())
+}
+
 fn check_errors() -> Result<(), String> {
     let space = KeySpace::parse("0..=3, 0*15").unwrap();
     let ct = vec![0u8; 48];
@@ -466,6 +522,15 @@ fn main() {
             })
             .with_ignored_flag(!ok),
         );
+        for threads in [1, 2] {
+            trials.push(
+                Trial::test(
+                    format!("crack::{backend}::hit_limit::{threads}"),
+                    move || check_hit_limit(backend, threads).map_err(Failed::from),
+                )
+                .with_ignored_flag(!ok),
+            );
+        }
         trials.push(
             Trial::test(format!("crack::{backend}::resume"), move || {
                 check_resume(backend, 11).map_err(Failed::from)

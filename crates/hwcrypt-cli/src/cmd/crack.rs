@@ -101,6 +101,12 @@ pub struct Args {
     /// Report every matching key, not just the first.
     #[arg(long)]
     all: bool,
+    /// With --all: stop after this many keys (a predicate most keys pass
+    /// would print and keep hits without end); the position to continue
+    /// from is printed and saved as for an interrupted search.
+    #[arg(long, value_name = "N", default_value_t = 1000, requires = "all",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    max_hits: u64,
     /// Print the result as JSON on stdout.
     #[arg(long)]
     json: bool,
@@ -466,6 +472,7 @@ struct JsonReport {
     position: u64,
     completed: bool,
     interrupted: bool,
+    hit_limit: bool,
     backend: &'static str,
     threads: usize,
     filter_blocks: Vec<usize>,
@@ -582,6 +589,7 @@ fn run(args: &Args) -> Result<ExitCode, CliError> {
         start,
         filter_blocks: args.filter_blocks.clone(),
         find_all: args.all,
+        max_hits: Some(usize::try_from(args.max_hits).unwrap_or(usize::MAX)),
         cancel: Some(cancel.clone()),
         progress_interval: None,
     };
@@ -704,6 +712,7 @@ fn run(args: &Args) -> Result<ExitCode, CliError> {
                 position: outcome.position,
                 completed: outcome.completed,
                 interrupted,
+                hit_limit: outcome.hit_limit,
                 backend: outcome.backend.name(),
                 threads: outcome.threads,
                 filter_blocks: outcome.filter_blocks.clone(),
@@ -750,6 +759,19 @@ fn run(args: &Args) -> Result<ExitCode, CliError> {
             outcome.completed,
         );
         save_resume_or_warn(path, &state);
+    }
+    if outcome.hit_limit && !interrupted {
+        eprintln!(
+            "hwcrypt: stopped after {} hits (--max-hits) at position {}; continue with --start {}{}, or narrow the predicates",
+            outcome.hits.len(),
+            outcome.position,
+            outcome.position,
+            if args.resume.is_some() {
+                " (or the same --resume)"
+            } else {
+                ""
+            }
+        );
     }
     if interrupted {
         eprintln!(

@@ -254,6 +254,12 @@ pub struct SearchOptions {
     pub filter_blocks: Option<Vec<usize>>,
     /// Keep going after the first hit and report every matching key.
     pub find_all: bool,
+    /// With `find_all`: stop once this many keys were found (a predicate
+    /// most keys pass would otherwise gather hits without bound); the
+    /// outcome then has [`Outcome::hit_limit`] set and
+    /// [`Outcome::position`] to resume from. `None` = no limit; `Some(0)`
+    /// counts as 1.
+    pub max_hits: Option<usize>,
     /// Stops the search when cancelled.
     pub cancel: Option<CancelToken>,
     /// How often the progress callback runs (default 100 ms).
@@ -388,6 +394,9 @@ pub struct Outcome {
     pub completed: bool,
     /// Stopped by the cancel token.
     pub cancelled: bool,
+    /// Stopped because [`SearchOptions::max_hits`] keys were found before
+    /// the range ended (with `find_all`).
+    pub hit_limit: bool,
     /// Keys that passed the fast filter (each decrypted whole).
     pub filter_passes: u64,
     /// Wall time of the search proper.
@@ -541,6 +550,11 @@ impl<'a> Search<'a> {
         hit
     }
 
+    /// With `find_all`, whether `found` hits reach [`SearchOptions::max_hits`].
+    fn hit_limit_reached(&self, found: usize) -> bool {
+        self.options.find_all && self.options.max_hits.is_some_and(|m| found >= m.max(1))
+    }
+
     /// Runs the search, calling `progress` on this thread about every
     /// `progress_interval` until it ends.
     pub fn run(self, mut progress: impl FnMut(&Progress<'_>)) -> Outcome {
@@ -638,8 +652,10 @@ impl<'a> Search<'a> {
         }
         let searched = searched.load(Ordering::Relaxed);
         let cancelled = cancel.is_cancelled() && position < range.end;
+        let hit_limit = self.hit_limit_reached(hits.len()) && position < range.end;
         Outcome {
             completed: position == range.end,
+            hit_limit,
             hits,
             searched,
             range,
@@ -748,7 +764,11 @@ impl Worker<'_, '_> {
             let mut pending = 0u64;
             let mut batches = 0u32;
             while i < b {
-                if self.halted() {
+                // The hit limit lets the range's first batch run (one
+                // thread holds it) before it stops, so a limited run always
+                // moves the resume point past its start.
+                let first = i == s.range.start && s.options.find_all && !self.cancel.is_cancelled();
+                if self.halted() && !first {
                     self.unfinished.fetch_min(i, Ordering::Relaxed);
                     self.searched.fetch_add(pending, Ordering::Relaxed);
                     return;
@@ -763,7 +783,12 @@ impl Worker<'_, '_> {
                     self.passes.fetch_add(1, Ordering::Relaxed);
                     let key = keys.key(j, key_len);
                     self.verify(&key[..key_len], i + j as u64, &mut aes, &mut plain);
-                    if self.halted() {
+                    // The hit limit stops at the next batch (every candidate
+                    // of this one is confirmed first), so a stopped thread
+                    // always moves its resume point on.
+                    if self.cancel.is_cancelled()
+                        || (self.stop.load(Ordering::Relaxed) && !s.options.find_all)
+                    {
                         // A key was found (without `find_all`) or the
                         // search was cancelled: the batch's other
                         // candidates are left untested, so the resume
@@ -803,11 +828,12 @@ impl Worker<'_, '_> {
                 plaintext: visible,
                 plaintext_offset: ch.first_byte,
             };
-            self.hits
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(hit);
-            if !self.search.options.find_all {
+            let found = {
+                let mut hits = self.hits.lock().unwrap_or_else(|e| e.into_inner());
+                hits.push(hit);
+                hits.len()
+            };
+            if !self.search.options.find_all || self.search.hit_limit_reached(found) {
                 self.stop.store(true, Ordering::Relaxed);
             }
             // Only the right key's plaintext is worth wiping; wrong keys
