@@ -16,6 +16,10 @@ pub enum Error {
     HeaderMac,
     /// No identity could unwrap any recipient stanza.
     NoMatch,
+    /// The passphrase did not unwrap the file key of a passphrase-encrypted
+    /// file (a wrong passphrase, or an altered stanza): the passphrase
+    /// form of [`Error::NoMatch`] (the C2SP test vectors' "no match").
+    Passphrase,
     /// The ASCII armor is malformed.
     Armor(String),
     /// The payload did not decrypt (truncated, altered, trailing data).
@@ -65,6 +69,7 @@ impl fmt::Display for Error {
                 "age header MAC does not verify (the header was altered or does not belong to this file key)",
             ),
             Error::NoMatch => f.write_str("no identity matched any of the file's recipients"),
+            Error::Passphrase => f.write_str("incorrect passphrase"),
             Error::Armor(m) => write!(f, "invalid ASCII armor: {m}"),
             Error::Payload(e) => write!(f, "{e}"),
             Error::Key(m) => f.write_str(m),

@@ -10,17 +10,34 @@ use crate::ssh::{SshIdentity, SshRecipient};
 use crate::x25519::{X25519Identity, X25519Recipient};
 use crate::{Identity, Recipient};
 
+/// Whether a line is an SSH public key of a type age cannot encrypt to
+/// (ECDSA, DSA, security keys).
+fn unsupported_ssh_key(s: &str) -> bool {
+    let kind = s.split_whitespace().next().unwrap_or("");
+    kind != "ssh-ed25519"
+        && kind != "ssh-rsa"
+        && (kind.starts_with("ssh-") || kind.starts_with("ecdsa-") || kind.starts_with("sk-"))
+}
+
 /// Parses one recipient: `age1...`, `age1pq1...`, or an SSH public key
 /// line.
 pub fn parse_recipient(s: &str) -> Result<Box<dyn Recipient>> {
     let s = s.trim();
+    let kind = s.split_whitespace().next().unwrap_or("");
     if s.starts_with("age1pq1") {
         Ok(Box::new(s.parse::<HybridRecipient>()?))
+    } else if s.starts_with("age1") && s[4..].contains('1') {
+        // Bech32 data has no '1': a second one ends a plugin's name
+        // (age1yubikey1...).
+        Err(Error::key(format!(
+            "plugin recipients are not supported (this one needs age-plugin-{})",
+            s[4..].split('1').next().unwrap_or("")
+        )))
     } else if s.starts_with("age1") {
         Ok(Box::new(s.parse::<X25519Recipient>()?))
-    } else if s.starts_with("ssh-ed25519 ") || s.starts_with("ssh-rsa ") {
+    } else if kind == "ssh-ed25519" || kind == "ssh-rsa" {
         Ok(Box::new(SshRecipient::parse(s)?))
-    } else if s.starts_with("ssh-") || s.starts_with("ecdsa-") {
+    } else if unsupported_ssh_key(s) {
         Err(Error::key(
             "only ssh-ed25519 and ssh-rsa SSH keys can be recipients",
         ))
@@ -32,12 +49,27 @@ pub fn parse_recipient(s: &str) -> Result<Box<dyn Recipient>> {
 }
 
 /// Parses a recipients file: one recipient per line, blank lines and `#`
-/// comments ignored.
+/// comments ignored. SSH keys of types age cannot encrypt to (a GitHub
+/// `.keys` file or an `authorized_keys` file may list ECDSA keys) are
+/// skipped; see [`parse_recipients_file_with`] to hear about them.
 pub fn parse_recipients_file(text: &str) -> Result<Vec<Box<dyn Recipient>>> {
+    parse_recipients_file_with(text, |_, _| {})
+}
+
+/// [`parse_recipients_file`], calling `skipped(line_number, key_type)` for
+/// each SSH key it skips (1-based line numbers).
+pub fn parse_recipients_file_with(
+    text: &str,
+    mut skipped: impl FnMut(usize, &str),
+) -> Result<Vec<Box<dyn Recipient>>> {
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if unsupported_ssh_key(line) {
+            skipped(n + 1, line.split_whitespace().next().unwrap_or(""));
             continue;
         }
         out.push(parse_recipient(line).map_err(|e| Error::key(format!("line {}: {e}", n + 1)))?);
@@ -61,6 +93,10 @@ pub fn parse_identity(line: &str) -> Option<Result<Box<dyn Identity>>> {
             line.parse::<X25519Identity>()
                 .map(|i| Box::new(i) as Box<dyn Identity>),
         )
+    } else if line.starts_with("AGE-PLUGIN-") {
+        Some(Err(Error::key(
+            "plugin identities (AGE-PLUGIN-...) are not supported",
+        )))
     } else {
         None
     }
@@ -92,6 +128,10 @@ pub fn parse_identity_file(bytes: &[u8]) -> Result<Vec<Box<dyn Identity>>> {
                     "identity file line {}: not an AGE-SECRET-KEY-1 or AGE-SECRET-KEY-PQ-1 identity",
                     n + 1
                 )));
+            }
+            // A fixed message, never the key's text.
+            Some(Err(e)) if line.starts_with("AGE-PLUGIN-") => {
+                return Err(Error::key(format!("identity file line {}: {e}", n + 1)));
             }
             Some(Err(_)) => {
                 return Err(Error::key(format!(

@@ -170,6 +170,12 @@ impl<R: BufRead> Decryptor<R> {
     /// input).
     pub fn new(mut input: R) -> Result<Decryptor<R>> {
         let header = format::read_header(&mut input)?;
+        // Checked here, before any identity or passphrase is asked for.
+        if header.stanzas.len() > 1 && header.stanzas.iter().any(|s| s.tag == "scrypt") {
+            return Err(Error::header(
+                "a passphrase (scrypt) stanza must be the only stanza",
+            ));
+        }
         Ok(Decryptor { header, input })
     }
 

@@ -125,12 +125,12 @@ impl Identity for ScryptIdentity {
         if stanza.tag != STANZA_TAG {
             return None;
         }
-        Some(self.unwrap_scrypt(stanza)).and_then(|r| r.transpose())
+        Some(self.unwrap_scrypt(stanza))
     }
 }
 
 impl ScryptIdentity {
-    fn unwrap_scrypt(&self, stanza: &Stanza) -> Result<Option<FileKey>> {
+    fn unwrap_scrypt(&self, stanza: &Stanza) -> Result<FileKey> {
         if stanza.args.len() != 2 {
             return Err(Error::header("malformed scrypt stanza arguments"));
         }
@@ -150,8 +150,10 @@ impl ScryptIdentity {
         }
         let key = derive(self.passphrase.as_bytes(), &salt, log_n)?;
         match unwrap_file_key(&key, &stanza.body) {
-            Ok(k) => Ok(Some(k)),
-            Err(UnwrapError::Mismatch) => Ok(None),
+            Ok(k) => Ok(k),
+            // The only stanza of its file (checked when the header is read):
+            // say so, rather than "no identity matched".
+            Err(UnwrapError::Mismatch) => Err(Error::Passphrase),
             Err(UnwrapError::BadLength) => Err(Error::header("malformed scrypt stanza body")),
         }
     }

@@ -9,7 +9,8 @@
 //! * `ssh-rsa tag`: RSA-OAEP-SHA256 with the label
 //!   "age-encryption.org/v1/ssh-rsa". RSA private keys only ever decrypt a
 //!   stanza locally (no oracle is exposed); the `rsa` crate 0.10 is used, whose
-//!   decryption is constant-time (0.9 carries RUSTSEC-2023-0071, Marvin).
+//!   decryption is constant-time (0.9 carries RUSTSEC-2023-0071, Marvin) and,
+//!   with its `getrandom` feature, blinded with the system RNG as age's is.
 //!
 //! `tag` is base64 of the first 4 bytes of SHA-256 of the SSH key blob: it
 //! only says which key a stanza is for.
@@ -31,6 +32,9 @@ use zeroize::Zeroizing;
 
 const ED25519_LABEL: &[u8] = b"age-encryption.org/v1/ssh-ed25519";
 const RSA_LABEL: &[u8] = b"age-encryption.org/v1/ssh-rsa";
+/// ssh-rsa recipient sizes: age refuses keys under 2048 bits; OpenSSH makes
+/// keys of up to 16384.
+const RSA_BITS: core::ops::RangeInclusive<usize> = 2048..=16384;
 
 /// The stanza tag argument of an SSH key blob.
 fn key_tag(blob: &[u8]) -> String {
@@ -69,9 +73,12 @@ pub struct SshRecipient {
 }
 
 impl SshRecipient {
-    /// Parses an OpenSSH public key line (`ssh-ed25519 AAAA... comment`).
+    /// Parses an OpenSSH public key line (`ssh-ed25519 AAAA... comment`;
+    /// fields apart by any run of spaces or tabs). ssh-rsa keys of under
+    /// 2048 bits are refused, as age refuses them.
     pub fn parse(line: &str) -> Result<SshRecipient> {
-        let public = PublicKey::from_openssh(line.trim())
+        let normalized = line.split_whitespace().collect::<Vec<_>>().join(" ");
+        let public = PublicKey::from_openssh(&normalized)
             .map_err(|e| Error::key(format!("malformed SSH public key: {e}")))?;
         let blob = public
             .to_bytes()
@@ -81,8 +88,14 @@ impl SshRecipient {
                 x25519: ed25519_to_x25519(&pk.0)?,
             },
             KeyData::Rsa(pk) => {
-                let public = rsa::PublicKey::new(mpint(&pk.n)?, mpint(&pk.e)?)
-                    .map_err(|e| Error::key(format!("unusable ssh-rsa key: {e}")))?;
+                let public =
+                    rsa::PublicKey::new_with_size_limits(mpint(&pk.n)?, mpint(&pk.e)?, RSA_BITS)
+                        .map_err(|e| match e {
+                            rsa::Error::ModulusTooSmall => {
+                                Error::key("ssh-rsa keys under 2048 bits are refused (too weak)")
+                            }
+                            e => Error::key(format!("unusable ssh-rsa key: {e}")),
+                        })?;
                 RecipientKey::Rsa(Box::new(public))
             }
             other => {
@@ -162,8 +175,14 @@ impl SshIdentity {
     /// Parses an OpenSSH private key file (`-----BEGIN OPENSSH PRIVATE KEY-----`).
     /// Passphrase-protected keys are refused with a clear error.
     pub fn parse(pem: &[u8]) -> Result<SshIdentity> {
-        let private = PrivateKey::from_openssh(pem)
-            .map_err(|e| Error::key(format!("malformed OpenSSH private key: {e}")))?;
+        let private = PrivateKey::from_openssh(pem).map_err(|e| match e {
+            // A well-formed key of a type this build does not parse
+            // (ECDSA, DSA): say that, not "malformed".
+            ssh_key::Error::AlgorithmUnknown | ssh_key::Error::AlgorithmUnsupported { .. } => {
+                Error::key("SSH key type not supported (ssh-ed25519 and ssh-rsa are)")
+            }
+            e => Error::key(format!("malformed OpenSSH private key: {e}")),
+        })?;
         if private.is_encrypted() {
             return Err(Error::key(
                 "passphrase-protected OpenSSH keys are not supported: use an unencrypted copy \

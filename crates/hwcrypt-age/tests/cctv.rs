@@ -70,7 +70,8 @@ fn kind(err: &Error) -> &'static str {
         Error::Armor(_) => "armor failure",
         Error::Header(_) | Error::WorkFactor { .. } => "header failure",
         Error::HeaderMac => "HMAC failure",
-        Error::NoMatch => "no match",
+        // A passphrase that unwraps nothing is the vectors' "no match".
+        Error::NoMatch | Error::Passphrase => "no match",
         Error::Payload(_) => "payload failure",
         Error::Key(_) | Error::Io(_) => "other",
         _ => "other",

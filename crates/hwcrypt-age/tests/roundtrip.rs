@@ -229,7 +229,7 @@ fn passphrase_round_trip_and_rules() {
         msg
     );
     let wrong = ScryptIdentity::new(Zeroizing::new("wrong".into()));
-    assert!(matches!(decrypt(&file, &[&wrong]), Err(Error::NoMatch)));
+    assert!(matches!(decrypt(&file, &[&wrong]), Err(Error::Passphrase)));
     // The work factor cap is checked before any work.
     let capped = ScryptIdentity::new(pass()).with_max_work_factor(9);
     assert!(matches!(
@@ -282,6 +282,69 @@ fn key_files() {
     assert_eq!(parse_recipients_file(&list).unwrap().len(), 2);
     assert!(parse_recipients_file("age1notarecipient\n").is_err());
     assert!(parse_recipient("age1qqqq").is_err());
+}
+
+/// Found in review (2026-11-29), each against age 1.1.1.
+#[test]
+fn recipient_and_identity_edges_as_age() {
+    let text = |name| String::from_utf8(ssh_file(name)).unwrap();
+    let err =
+        |r: Result<Box<dyn Recipient>, Error>| r.err().map(|e| e.to_string()).unwrap_or_default();
+    // RSA under 2048 bits: refused as a recipient.
+    assert!(err(parse_recipient(&text("id_rsa1024.pub"))).contains("under 2048 bits"));
+    // Fields apart by several spaces or a tab.
+    for sep in ["  ", "\t", " \t "] {
+        for name in ["id_ed25519.pub", "id_rsa.pub"] {
+            let line = text(name).replacen(' ', sep, 1);
+            assert!(parse_recipient(&line).is_ok(), "{name} {sep:?}");
+        }
+    }
+    // A plugin recipient is named as one.
+    assert!(err(parse_recipient("age1yubikey1q2w3e4r5t6y7u8i9o0p")).contains("age-plugin-yubikey"));
+    // Unsupported SSH keys in a recipients file are skipped (and reported).
+    let id = X25519Identity::generate().unwrap();
+    let list = format!("{}\n{}\n", text("id_ecdsa.pub").trim(), id.to_public());
+    let mut skipped = Vec::new();
+    let parsed = hwcrypt_age::keys::parse_recipients_file_with(&list, |n, kind| {
+        skipped.push((n, kind.to_string()))
+    })
+    .unwrap();
+    assert_eq!(parsed.len(), 1);
+    assert_eq!(skipped, [(1, "ecdsa-sha2-nistp256".to_string())]);
+    assert!(parse_recipients_file(text("id_ecdsa.pub").as_str()).is_err());
+    // A valid ECDSA private key: "not supported", not "malformed".
+    let e = parse_identity_file(&ssh_file("id_ecdsa"))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("not supported"), "{e}");
+    let e = parse_identity_file(b"AGE-PLUGIN-YUBIKEY-1QQQQ\n")
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("plugin identities"), "{e}");
+    // A wrong passphrase says so.
+    let right = ScryptRecipient::new(Zeroizing::new("right".into())).with_work_factor(10);
+    let file = encrypt(vec![Box::new(right)], b"m");
+    let wrong = ScryptIdentity::new(Zeroizing::new("wrong".into()));
+    assert!(matches!(decrypt(&file, &[&wrong]), Err(Error::Passphrase)));
+    // A scrypt stanza beside another: refused when the header is read,
+    // before any identity or passphrase is asked for.
+    let x = encrypt(vec![Box::new(id.to_public())], b"m");
+    let head = |f: &[u8]| {
+        let t = String::from_utf8_lossy(f).into_owned();
+        let lines: Vec<String> = t.lines().map(str::to_string).collect();
+        lines
+    };
+    let (p, x) = (head(&file), head(&x));
+    let mixed = format!(
+        "{}\n{}\n{}\n{}\n{}\n{}\n",
+        p[0], x[1], x[2], p[1], p[2], p[3]
+    );
+    match Decryptor::new(mixed.as_bytes()) {
+        Err(Error::Header(m)) => assert!(m.contains("only stanza"), "{m}"),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
 }
 
 #[test]

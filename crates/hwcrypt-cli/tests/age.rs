@@ -476,3 +476,81 @@ fn output_failures_keygen_force_and_split_armor() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(o.stdout, msg);
 }
+
+/// Found in review (2026-11-29), each against age 1.1.1: `-R -` and `-i -`
+/// read standard input; key files over 16 MiB are refused before they fill
+/// memory; unsupported SSH keys in a recipients file are skipped with a
+/// warning; a wrong passphrase says so; `keygen` to a non-terminal prints
+/// the public key on stderr and warns about a world-readable file.
+#[test]
+fn stdin_key_files_size_cap_skipped_keys_and_keygen_notes() {
+    let dir = tempdir("stdin-keys");
+    let recipient = keygen(&dir);
+    std::fs::write(dir.join("in.bin"), b"data").unwrap();
+    let key = std::fs::read(dir.join("key.txt")).unwrap();
+    let o = hwcrypt(
+        &["encrypt", "-R", "-", "-o", "a.age", "in.bin"],
+        &dir,
+        Some(format!("{recipient}\n").as_bytes()),
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let o = hwcrypt(&["decrypt", "-i", "-", "a.age"], &dir, Some(&key));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(o.stdout, b"data");
+    // Standard input cannot be the key and the data.
+    let o = hwcrypt(&["decrypt", "-i", "-"], &dir, Some(&key));
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("standard input"), "{}", stderr(&o));
+    // 16 MiB and one byte of key file.
+    std::fs::write(dir.join("big"), vec![b'#'; (16 << 20) + 1]).unwrap();
+    for args in [
+        &["decrypt", "-i", "big", "a.age"][..],
+        &["encrypt", "-R", "big", "in.bin"],
+    ] {
+        let o = hwcrypt(args, &dir, None);
+        assert_eq!(code(&o), 2, "{args:?}");
+        assert!(stderr(&o).contains("larger than 16 MiB"), "{}", stderr(&o));
+    }
+    // An ECDSA line beside a usable recipient: skipped, with a warning.
+    let ecdsa = std::fs::read_to_string(ssh_key("id_ecdsa.pub")).unwrap();
+    std::fs::write(dir.join("list"), format!("{}\n{recipient}\n", ecdsa.trim())).unwrap();
+    let o = hwcrypt(
+        &["encrypt", "-R", "list", "-o", "b.age", "in.bin"],
+        &dir,
+        None,
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("line 1: ignoring unsupported SSH key type ecdsa"),
+        "{}",
+        stderr(&o)
+    );
+    // A wrong passphrase.
+    std::fs::write(dir.join("p1"), "one\n").unwrap();
+    std::fs::write(dir.join("p2"), "two\n").unwrap();
+    let o = hwcrypt(
+        &[
+            "encrypt",
+            "--passphrase-file",
+            "p1",
+            "-o",
+            "p.age",
+            "in.bin",
+        ],
+        &dir,
+        None,
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let o = hwcrypt(&["decrypt", "--passphrase-file", "p2", "p.age"], &dir, None);
+    assert_eq!(code(&o), 1);
+    assert_eq!(stderr(&o), "hwcrypt: error: incorrect passphrase\n");
+    // keygen into a pipe: the public key on stderr.
+    let o = hwcrypt(&["keygen"], &dir, None);
+    assert_eq!(code(&o), 0);
+    let public = stderr(&o);
+    assert!(public.starts_with("Public key: age1"), "{public}");
+    assert!(
+        String::from_utf8_lossy(&o.stdout)
+            .contains(public.trim_start_matches("Public key: ").trim())
+    );
+}

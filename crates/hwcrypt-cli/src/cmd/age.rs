@@ -6,7 +6,7 @@
 use super::age_output::{AtomicFile, refuse_existing, remove_temp_on_interrupt, same_file};
 use clap::Args as ClapArgs;
 use hwcrypt_age::armor::{ArmoredReader, ArmoredWriter, sniff_armor};
-use hwcrypt_age::keys::{parse_identity_file, parse_recipient, parse_recipients_file};
+use hwcrypt_age::keys::{parse_identity_file, parse_recipient, parse_recipients_file_with};
 use hwcrypt_age::{
     Decryptor, Encryptor, HybridIdentity, Identity, Recipient, ScryptIdentity, ScryptRecipient,
     X25519Identity,
@@ -52,7 +52,7 @@ pub struct EncryptArgs {
     #[arg(short = 'r', long = "recipient", value_name = "RECIPIENT")]
     recipients: Vec<String>,
     /// Encrypt to the recipients listed in FILE, one per line, or an SSH
-    /// .pub file (repeatable).
+    /// .pub file (repeatable; - reads standard input).
     #[arg(short = 'R', long = "recipients-file", value_name = "FILE")]
     recipient_files: Vec<PathBuf>,
     /// Encrypt with a passphrase, asked on the terminal (no echo).
@@ -72,7 +72,8 @@ pub struct EncryptArgs {
 #[derive(Debug, ClapArgs)]
 pub struct DecryptArgs {
     /// Decrypt with the identities in FILE: AGE-SECRET-KEY-1 or
-    /// AGE-SECRET-KEY-PQ-1 lines, or an OpenSSH private key (repeatable).
+    /// AGE-SECRET-KEY-PQ-1 lines, or an OpenSSH private key (repeatable;
+    /// - reads standard input).
     #[arg(short = 'i', long = "identity", value_name = "FILE")]
     identities: Vec<PathBuf>,
     /// For passphrase-encrypted files: read the passphrase from the first
@@ -173,6 +174,54 @@ fn stdio_file(fd: std::os::fd::BorrowedFd<'_>) -> io::Result<File> {
 
 fn read_file(path: &Path, what: &str) -> Result<Vec<u8>, Failure> {
     std::fs::read(path).map_err(|e| usage(format!("cannot read {what} {}: {e}", path.display())))
+}
+
+/// The most a recipients or identity file may hold (as age: a key file is
+/// small, and `-R /dev/zero` must not fill memory).
+const KEY_FILE_MAX: u64 = 16 << 20;
+
+/// Reads a recipients or identity file, or standard input for `-` (which
+/// must then not also be the data input), up to [`KEY_FILE_MAX`] bytes.
+fn read_key_file(
+    path: &Path,
+    what: &str,
+    common: &CommonArgs,
+    quiet: bool,
+) -> Result<Zeroizing<Vec<u8>>, Failure> {
+    let cannot = |e: io::Error| usage(format!("cannot read {what} {}: {e}", path.display()));
+    let file = if path.as_os_str() == "-" {
+        if common.input.as_ref().is_none_or(|p| p.as_os_str() == "-") {
+            return Err(usage(format!(
+                "standard input cannot be both the {what} (-) and the input: name the input file"
+            )));
+        }
+        stdio_file(io::stdin().as_fd()).map_err(cannot)?
+    } else {
+        let file = File::open(path).map_err(cannot)?;
+        if let Ok(meta) = file.metadata()
+            && meta.is_file()
+            && meta.permissions().mode() & 0o077 != 0
+            && !quiet
+        {
+            eprintln!(
+                "hwcrypt: warning: {what} {} is accessible by group or others (chmod 600 it)",
+                path.display()
+            );
+        }
+        file
+    };
+    let mut bytes = Zeroizing::new(Vec::new());
+    BufReader::new(file)
+        .take(KEY_FILE_MAX + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > KEY_FILE_MAX {
+        return Err(usage(format!(
+            "{what} {} is larger than 16 MiB",
+            path.display()
+        )));
+    }
+    Ok(bytes)
 }
 
 /// The input: a file or standard input, and its size when known.
@@ -335,10 +384,20 @@ fn encrypt(args: &EncryptArgs) -> Result<(), Failure> {
         recipients.push(parse_recipient(r).map_err(|e| usage(format!("-r: {e}")))?);
     }
     for path in &args.recipient_files {
-        let text = String::from_utf8(read_file(path, "recipients file")?)
+        let bytes = read_key_file(path, "recipients file", &args.common, true)?;
+        let text = std::str::from_utf8(&bytes)
             .map_err(|_| usage(format!("{} is not text", path.display())))?;
+        let skipped = |line: usize, kind: &str| {
+            if !args.common.quiet {
+                eprintln!(
+                    "hwcrypt: warning: {} line {line}: ignoring unsupported SSH key type {kind}",
+                    path.display()
+                );
+            }
+        };
         recipients.extend(
-            parse_recipients_file(&text).map_err(|e| usage(format!("{}: {e}", path.display())))?,
+            parse_recipients_file_with(text, skipped)
+                .map_err(|e| usage(format!("{}: {e}", path.display())))?,
         );
     }
     if wants_passphrase && !recipients.is_empty() {
@@ -390,24 +449,13 @@ fn encrypt(args: &EncryptArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn load_identities(paths: &[PathBuf], quiet: bool) -> Result<Vec<Box<dyn Identity>>, Failure> {
+fn load_identities(
+    paths: &[PathBuf],
+    common: &CommonArgs,
+) -> Result<Vec<Box<dyn Identity>>, Failure> {
     let mut out = Vec::new();
     for path in paths {
-        let file = File::open(path)
-            .map_err(|e| usage(format!("cannot read identity file {}: {e}", path.display())))?;
-        if let Ok(meta) = file.metadata()
-            && meta.permissions().mode() & 0o077 != 0
-            && !quiet
-        {
-            eprintln!(
-                "hwcrypt: warning: identity file {} is accessible by group or others (chmod 600 it)",
-                path.display()
-            );
-        }
-        let mut bytes = Zeroizing::new(Vec::new());
-        BufReader::new(file)
-            .read_to_end(&mut bytes)
-            .map_err(|e| usage(format!("cannot read identity file {}: {e}", path.display())))?;
+        let bytes = read_key_file(path, "identity file", common, common.quiet)?;
         out.extend(
             parse_identity_file(&bytes).map_err(|e| usage(format!("{}: {e}", path.display())))?,
         );
@@ -417,7 +465,7 @@ fn load_identities(paths: &[PathBuf], quiet: bool) -> Result<Vec<Box<dyn Identit
 
 fn decrypt(args: &DecryptArgs) -> Result<(), Failure> {
     let threads = threads(&args.common)?;
-    let mut identities = load_identities(&args.identities, args.common.quiet)?;
+    let mut identities = load_identities(&args.identities, &args.common)?;
     let (input, len) = open_input(&args.common)?;
     let mut output = Output::open(&args.common, false)?;
     let bar = progress_bar(&args.common, len);
@@ -543,7 +591,23 @@ fn keygen(args: &KeygenArgs) -> Result<(), Failure> {
             eprintln!("Public key: {public}");
         }
         _ => {
-            io::stdout().write_all(text.as_bytes())?;
+            // As age-keygen: the public key on stderr when stdout is not a
+            // terminal, and a warning when it is a file others can read.
+            let stdout = io::stdout();
+            if !stdout.is_terminal() {
+                if let Ok(meta) = stdout
+                    .as_fd()
+                    .try_clone_to_owned()
+                    .map(File::from)
+                    .and_then(|f| f.metadata())
+                    && meta.is_file()
+                    && meta.permissions().mode() & 0o004 != 0
+                {
+                    eprintln!("hwcrypt: warning: writing the secret key to a world-readable file");
+                }
+                eprintln!("Public key: {public}");
+            }
+            stdout.lock().write_all(text.as_bytes())?;
         }
     }
     Ok(())
