@@ -748,3 +748,171 @@ fn a_panicking_reader_never_shifts_the_stream() {
         }
     }
 }
+
+/// A writer whose `write` fails with `WouldBlock` at the given calls (and
+/// takes at most `cap` bytes a call otherwise).
+struct Flaky {
+    out: Vec<u8>,
+    calls: usize,
+    /// Shared, so that a test can disarm it before `finish`.
+    fail_at: std::rc::Rc<std::cell::RefCell<Vec<usize>>>,
+    cap: usize,
+}
+
+impl Write for Flaky {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.calls += 1;
+        if self.fail_at.borrow().contains(&self.calls) {
+            return Err(std::io::ErrorKind::WouldBlock.into());
+        }
+        let n = data.len().min(self.cap);
+        self.out.extend_from_slice(&data[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A reader that fails with `WouldBlock` at the given calls and returns at
+/// most `cap` bytes a call otherwise.
+struct FlakyReader<'a> {
+    data: &'a [u8],
+    calls: usize,
+    fail_at: Vec<usize>,
+    cap: usize,
+}
+
+impl Read for FlakyReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.calls += 1;
+        if self.fail_at.contains(&self.calls) {
+            return Err(std::io::ErrorKind::WouldBlock.into());
+        }
+        let n = buf.len().min(self.cap).min(self.data.len());
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+/// Writes all of `msg`, retrying each `WouldBlock` as a non-blocking caller
+/// does; returns how many writes failed.
+fn write_retrying<W: Write>(w: &mut W, mut msg: &[u8]) -> usize {
+    let mut failures = 0;
+    while !msg.is_empty() {
+        match w.write(msg) {
+            Ok(n) => msg = &msg[n..],
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => failures += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    failures
+}
+
+/// Found in review (2026-11-29): a write of the inner writer that failed
+/// after a chunk was sealed left it sealed in the buffer, and the retry
+/// sealed it again under the same nonce, which put the plaintext on the
+/// wire with a valid tag. Now the sealed chunk's rest goes out first.
+fn retried_writes_round_trip<A: Aead + Clone>(aead: A) {
+    for len in [C + 1, 2 * C + 7, 3 * C] {
+        let msg = data(len);
+        for fail_at in [vec![1], vec![1, 2, 3], vec![2], vec![1, 4, 5]] {
+            for cap in [usize::MAX, 1000, C + 3] {
+                let armed = std::rc::Rc::new(std::cell::RefCell::new(fail_at.clone()));
+                let mut enc = StreamEncryptor::new(
+                    aead.clone(),
+                    Flaky {
+                        out: Vec::new(),
+                        calls: 0,
+                        fail_at: armed.clone(),
+                        cap,
+                    },
+                );
+                let failures = write_retrying(&mut enc, &msg);
+                armed.borrow_mut().clear();
+                if failures == 0 {
+                    continue; // the failing call would have been finish's
+                }
+                let sealed = enc.finish().unwrap().out;
+                assert_eq!(
+                    sealed,
+                    seal_seq(aead.clone(), &msg, C),
+                    "{len} {fail_at:?} {cap}"
+                );
+                // No plaintext run on the wire.
+                assert!(
+                    !sealed
+                        .windows(64)
+                        .any(|w| msg.windows(64).take(4).any(|m| m == w))
+                );
+            }
+        }
+    }
+    // finish right after a failed write: the pending chunk (none of which
+    // went out) becomes the last one.
+    let msg = data(C);
+    let mut enc = StreamEncryptor::new(
+        aead.clone(),
+        Flaky {
+            out: Vec::new(),
+            calls: 0,
+            fail_at: std::rc::Rc::new(std::cell::RefCell::new(vec![1])),
+            cap: usize::MAX,
+        },
+    );
+    enc.write_all(&msg).unwrap();
+    assert!(enc.write(b"x").is_err());
+    let sealed = enc.finish().unwrap().out;
+    assert_eq!(open_seq(aead.clone(), &sealed).unwrap(), msg);
+    // Part of it out, then finish: refused (it cannot be the last chunk).
+    let mut enc = StreamEncryptor::new(
+        aead.clone(),
+        Flaky {
+            out: Vec::new(),
+            calls: 0,
+            fail_at: std::rc::Rc::new(std::cell::RefCell::new(vec![2])),
+            cap: 1000,
+        },
+    );
+    enc.write_all(&msg).unwrap();
+    assert!(enc.write(b"x").is_err());
+    assert!(enc.finish().is_err());
+}
+
+#[test]
+fn retried_writes_never_seal_twice() {
+    retried_writes_round_trip(chacha());
+    retried_writes_round_trip(gcm());
+}
+
+/// Found in review (2026-11-29): a read of the source that failed part of
+/// the way through a chunk dropped the bytes read so far, and the next read
+/// started mid-chunk: a permanent authentication error.
+#[test]
+fn retried_reads_resume_the_chunk() {
+    let msg = data(3 * C + 11);
+    let sealed = seal_seq(chacha(), &msg, C);
+    for fail_at in [vec![1], vec![2], vec![2, 3, 7], vec![5, 40, 41]] {
+        for cap in [usize::MAX, 999, C] {
+            let src = FlakyReader {
+                data: &sealed,
+                calls: 0,
+                fail_at: fail_at.clone(),
+                cap,
+            };
+            let mut dec = StreamDecryptor::new(chacha(), src);
+            let mut out = Vec::new();
+            let mut buf = vec![0u8; 5000];
+            loop {
+                match dec.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => out.extend_from_slice(&buf[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    Err(e) => panic!("{fail_at:?} {cap}: {e}"),
+                }
+            }
+            assert_eq!(out, msg, "{fail_at:?} {cap}");
+        }
+    }
+}

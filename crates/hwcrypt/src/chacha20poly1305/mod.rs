@@ -112,8 +112,16 @@ impl Engine {
                 .map(Engine::Avx2)
                 .ok_or_else(unavailable),
             #[cfg(target_arch = "x86_64")]
+            // The short path's `avx2` token only where the mask leaves its
+            // features (BMI2's `mulx`): `HWCRYPT_CPU=-bmi2` reaches it too.
             Backend::Avx512 => chacha20_avx512::Avx512::new()
-                .map(|t| Engine::Avx512(t, chacha20_avx2::Avx2::new()))
+                .map(|t| {
+                    let short = chacha20_avx2::Avx2::new().filter(|_| {
+                        matches!(crate::cpu::usable_features(), Ok(f)
+                            if f.contains(crate::cpu::Features::of(registry::CHACHA20_AVX2_FEATURES)))
+                    });
+                    Engine::Avx512(t, short)
+                })
                 .ok_or_else(unavailable),
             #[allow(unreachable_patterns)]
             _ => Err(unavailable()),

@@ -106,12 +106,15 @@ impl Keystream {
         }
     }
 
-    /// Advances the block counter by `n` blocks.
-    fn advance(&mut self, n: u32) {
+    /// Advances the block counter by `n` blocks, at most to the wrap
+    /// (`n` <= 2^32 - counter; 2^32 from counter 0 is one whole turn: 256
+    /// GiB in one call), carrying into the next word where `carry`.
+    fn advance(&mut self, n: u64) {
         let s = &mut self.state.0;
-        let (low, wrapped) = s[12].overflowing_add(n);
-        s[12] = low;
-        if wrapped && self.carry {
+        debug_assert!(n <= (1u64 << 32) - u64::from(s[12]));
+        let total = u64::from(s[12]) + n;
+        s[12] = total as u32;
+        if total >> 32 != 0 && self.carry {
             s[13] = s[13].wrapping_add(1);
         }
     }
@@ -139,7 +142,7 @@ impl Keystream {
                 let blocks = ((io.len() / CHACHA_BLOCK) as u64).min(room);
                 let (body, rest) = io.split_at(blocks as usize * CHACHA_BLOCK);
                 self.engine.xor_keystream(&self.state.0, body);
-                self.advance(blocks as u32);
+                self.advance(blocks);
                 io = rest;
             } else {
                 let blocks = ((self.refill / CHACHA_BLOCK) as u64).min(room) as usize;
@@ -149,7 +152,7 @@ impl Keystream {
                 self.block.0[..fill].fill(0);
                 self.engine
                     .xor_keystream(&self.state.0, InOut::InPlace(&mut self.block.0[..fill]));
-                self.advance(blocks as u32);
+                self.advance(blocks as u64);
                 self.used = 0;
                 self.end = fill;
                 self.dirty = self.dirty.max(fill);
@@ -517,7 +520,7 @@ impl Message {
         ks.used = CHACHA_BLOCK;
         ks.end = pass;
         ks.refill = ks.engine.first_pass();
-        ks.advance((pass / CHACHA_BLOCK) as u32);
+        ks.advance((pass / CHACHA_BLOCK) as u64);
         self.keyed = true;
     }
 
@@ -755,7 +758,7 @@ impl<K: Borrow<ChaCha20Poly1305>> ChaCha20Poly1305Stream<K> {
                 input,
                 output,
             );
-            ks.advance((whole / CHACHA_BLOCK) as u32);
+            ks.advance((whole / CHACHA_BLOCK) as u64);
         }
         m.edge(encrypt, tail);
         Ok(())
@@ -786,5 +789,35 @@ impl<K: Borrow<ChaCha20Poly1305>> fmt::Debug for ChaCha20Poly1305Stream<K> {
             .field("backend", &self.key.borrow().core.engine.backend().name())
             .field("phase", &self.phase)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Engine, Keystream};
+
+    /// Found in review (2026-11-29): one call of 2^32 blocks (256 GiB)
+    /// from counter 0 advanced the counter by `2^32 as u32` = 0, so the
+    /// raw ChaCha20 reused its keystream from block 0 after it.
+    #[test]
+    fn a_whole_turn_of_the_counter_carries() {
+        for (start, n, want12, want13) in [
+            (0u32, 1u64 << 32, 0u32, 1u32),
+            (5, (1u64 << 32) - 5, 0, 1),
+            (5, 7, 12, 0),
+            (u32::MAX, 1, 0, 1),
+        ] {
+            for carry in [true, false] {
+                let mut ks = Keystream::new(Engine::Soft, carry);
+                ks.state.0[12] = start;
+                ks.advance(n);
+                let carried = if carry { want13 } else { 0 };
+                assert_eq!(
+                    (ks.state.0[12], ks.state.0[13]),
+                    (want12, carried),
+                    "{start} {n} {carry}"
+                );
+            }
+        }
     }
 }

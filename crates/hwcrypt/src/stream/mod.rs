@@ -264,6 +264,13 @@ pub(crate) fn read_full<R: io::Read + ?Sized>(src: &mut R, buf: &mut [u8]) -> io
 /// Dropping it without `finish` writes nothing more: the output then has no
 /// final chunk and any reader rejects it as truncated. The buffered
 /// plaintext is zeroized on drop.
+///
+/// A write of the inner writer that fails (`WouldBlock` on a non-blocking
+/// socket, any error) leaves the sealed chunk pending: the next `write`
+/// (or `flush`) sends the rest of it first, and a chunk is never sealed
+/// twice. `finish` after such a failure reseals a chunk none of which went
+/// out as the last one; one partly written (or sent by `flush`) cannot be
+/// the last, and `finish` then fails.
 pub struct StreamEncryptor<A: Aead, W: Write> {
     aead: A,
     inner: W,
@@ -271,6 +278,10 @@ pub struct StreamEncryptor<A: Aead, W: Write> {
     buf: Zeroizing<Vec<u8>>,
     filled: usize,
     counter: u64,
+    /// `buf[..sealed]` is chunk `counter`, sealed as not the last, of which
+    /// `written` bytes went out before a write failed (0: none pending).
+    sealed: usize,
+    written: usize,
 }
 
 impl<A: Aead, W: Write> StreamEncryptor<A, W> {
@@ -282,24 +293,67 @@ impl<A: Aead, W: Write> StreamEncryptor<A, W> {
             buf: Zeroizing::new(vec![0; SEALED_CHUNK_LEN]),
             filled: 0,
             counter: 0,
+            sealed: 0,
+            written: 0,
         }
     }
 
-    /// Seals and writes the full chunk in the buffer (not the final one:
-    /// more data follows it).
-    fn flush_chunk(&mut self) -> io::Result<()> {
-        if self.counter == u64::MAX {
-            return Err(StreamError::TooLong.into());
+    /// Writes `buf[written..sealed]`, counting what went out, so that a
+    /// failed write can be resumed where it stopped.
+    fn drain(&mut self) -> io::Result<()> {
+        while self.written < self.sealed {
+            match self.inner.write(&self.buf[self.written..self.sealed]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(k) => self.written += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
         }
-        let n = seal_chunk(&self.aead, self.counter, false, &mut self.buf, self.filled)?;
-        self.inner.write_all(&self.buf[..n])?;
+        Ok(())
+    }
+
+    /// Seals (unless an earlier call did) and writes the full chunk in the
+    /// buffer (not the final one: more data follows it).
+    fn flush_chunk(&mut self) -> io::Result<()> {
+        if self.sealed == 0 {
+            if self.counter == u64::MAX {
+                return Err(StreamError::TooLong.into());
+            }
+            self.sealed = seal_chunk(&self.aead, self.counter, false, &mut self.buf, self.filled)?;
+            self.written = 0;
+        }
+        self.drain()?;
         self.counter += 1;
         self.filled = 0;
+        self.sealed = 0;
+        self.written = 0;
         Ok(())
     }
 
     /// Seals and writes the final chunk, flushes and returns the writer.
     pub fn finish(mut self) -> io::Result<W> {
+        if self.sealed > 0 {
+            if self.written > 0 {
+                return Err(io::Error::other(
+                    "the stream cannot end here: a chunk sealed as not the last was partly \
+                     written when a write failed (write more data, or start again)",
+                ));
+            }
+            // None of it went out: back to plaintext, to be sealed as the last.
+            open_chunk(
+                &self.aead,
+                self.counter,
+                false,
+                &mut self.buf[..self.sealed],
+            )?;
+            self.sealed = 0;
+        }
+        if self.filled == 0 && self.counter > 0 {
+            // Only after a failed write and a `flush` that sent the chunk
+            // meant to be followed by more data: an empty last chunk after
+            // full ones is not a valid stream.
+            return Err(StreamError::EmptyLastChunk.into());
+        }
         let n = seal_chunk(&self.aead, self.counter, true, &mut self.buf, self.filled)?;
         self.inner.write_all(&self.buf[..n])?;
         self.inner.flush()?;
@@ -322,9 +376,13 @@ impl<A: Aead, W: Write> Write for StreamEncryptor<A, W> {
         Ok(n)
     }
 
-    /// Flushes the inner writer; the partial chunk stays buffered (it can
+    /// Sends what is left of a chunk an earlier write could not, and
+    /// flushes the inner writer; the partial chunk stays buffered (it can
     /// only be sealed once it is full or final).
     fn flush(&mut self) -> io::Result<()> {
+        if self.sealed > 0 {
+            self.flush_chunk()?;
+        }
         self.inner.flush()
     }
 }

@@ -44,7 +44,10 @@ struct Loaded {
 /// to the end), and from then on chunk `i` is the final one exactly when the
 /// length says so. A seek relative to the end decrypts and authenticates the
 /// final chunk before it returns, so a truncated or extended file cannot
-/// choose the offset (str4d/rage#195). Any failure is sticky.
+/// choose the offset (str4d/rage#195). Any failure of the stream
+/// (authentication, truncation, trailing data) is sticky; an I/O error of
+/// the source (`WouldBlock`, ...) is returned as it is, and the next read
+/// goes on where it stopped.
 pub struct StreamDecryptor<A: Aead, R: Read> {
     aead: A,
     inner: R,
@@ -58,6 +61,10 @@ pub struct StreamDecryptor<A: Aead, R: Read> {
     /// Sequential reading: the next chunk index and one byte read ahead.
     next_index: u64,
     peek: Option<u8>,
+    /// Bytes of the next chunk already in `sealed` (a read of `inner`
+    /// failed part of the way, `WouldBlock` or an error: the next call goes
+    /// on from there rather than mid-chunk).
+    partial: usize,
     /// Bytes taken from `inner` since construction (sequential reading).
     consumed: u64,
     /// Reported once the last chunk's plaintext has been read (trailing
@@ -85,6 +92,7 @@ impl<A: Aead, R: Read> StreamDecryptor<A, R> {
             pos: 0,
             next_index: 0,
             peek: None,
+            partial: 0,
             consumed: 0,
             trailing: None,
             failed: None,
@@ -119,14 +127,25 @@ impl<A: Aead, R: Read> StreamDecryptor<A, R> {
     /// Reads and opens the next chunk in sequence.
     fn load_sequential(&mut self) -> io::Result<()> {
         let index = self.next_index;
-        let mut n = 0;
-        if let Some(b) = self.peek.take() {
+        if self.partial == 0
+            && let Some(b) = self.peek.take()
+        {
             self.sealed[0] = b;
-            n = 1;
+            self.partial = 1;
         }
-        let got = read_full(&mut self.inner, &mut self.sealed[n..])?;
-        self.consumed += got as u64;
-        n += got;
+        // Every byte read is kept (`partial`) before an error returns.
+        while self.partial < SEALED_CHUNK_LEN {
+            match self.inner.read(&mut self.sealed[self.partial..]) {
+                Ok(0) => break,
+                Ok(k) => {
+                    self.partial += k;
+                    self.consumed += k as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let n = self.partial;
         let at_end = if n < SEALED_CHUNK_LEN {
             true
         } else {
@@ -138,6 +157,7 @@ impl<A: Aead, R: Read> StreamDecryptor<A, R> {
             }
             k == 0
         };
+        self.partial = 0;
         let result = if n == 0 {
             Err(if index == 0 {
                 StreamError::NoChunks
@@ -237,6 +257,7 @@ impl<A: Aead, R: Read + Seek> StreamDecryptor<A, R> {
         let sealed_len = end.checked_sub(start).ok_or(StreamError::Truncated)?;
         let layout = Layout::of_sealed(sealed_len).map_err(|e| self.fail(e))?;
         self.peek = None;
+        self.partial = 0;
         self.trailing = None;
         // A chunk read in sequence was called the last one because the
         // source ended after it, which may be a middle chunk of a truncated
