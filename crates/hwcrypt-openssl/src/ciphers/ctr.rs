@@ -32,6 +32,13 @@ pub(crate) struct CtrCipher {
     keystream: [u8; B],
     /// Bytes of `keystream` used (OpenSSL's `num`; 0: none pending).
     num: usize,
+    /// The `updated-iv` handed out: an octet pointer to it lives as long
+    /// as the context (`EVP_CIPHER_CTX_iv()`), and is kept current after
+    /// each call once given. A counter written through it (OpenSSH's compat
+    /// `EVP_CIPHER_CTX_set_iv`) is taken at the next call, as OpenSSL's own
+    /// CTR, whose pointer is its live counter, takes it.
+    iv_out: [u8; B],
+    iv_out_given: bool,
 }
 
 impl Clone for CtrCipher {
@@ -47,6 +54,9 @@ impl Clone for CtrCipher {
             pending_iv: self.pending_iv,
             keystream: self.keystream,
             num: self.num,
+            // No pointer to the copy's buffer has been handed out.
+            iv_out: [0; B],
+            iv_out_given: false,
         }
     }
 }
@@ -62,35 +72,33 @@ impl CtrCipher {
             pending_iv: [0; B],
             keystream: [0; B],
             num: 0,
+            iv_out: [0; B],
+            iv_out_given: false,
         }
     }
 
-    /// The counter block of the next keystream block.
-    fn next_counter(&self) -> [u8; B] {
-        match &self.ctr {
-            Some(ctr) => ctr.next_counter(),
-            None => self.pending_iv,
+    /// Takes a counter the caller wrote through the `updated-iv` pointer.
+    #[cold]
+    fn take_written_iv(&mut self) {
+        let written = self.iv_out;
+        if written != self.next_counter() {
+            match &mut self.ctr {
+                // A 16-byte counter block restarts any `Ctr`.
+                Some(ctr) => {
+                    let _ = ctr.restart(&written);
+                }
+                None => self.pending_iv = written,
+            }
         }
     }
-}
 
-impl CipherType for CtrCipher {
-    const MODE: u32 = crate::algorithms::MODE_CTR;
-    const AEAD: bool = false;
-
-    fn for_alg(alg: &crate::algorithms::AlgInfo) -> Self {
-        CtrCipher::new(alg.key_len)
-    }
-}
-
-impl Cipher for CtrCipher {
-    fn init(&mut self, encrypt: bool, key: Option<&[u8]>, iv: Option<&[u8]>) -> CResult<()> {
-        if iv.is_some_and(|iv| iv.len() != B) {
-            return Err(Reason::InvalidIvLength);
-        }
-        if key.is_some_and(|key| key.len() != self.key_len) {
-            return Err(Reason::InvalidKeyLength);
-        }
+    /// [`Cipher::init`] after its argument checks.
+    fn init_counter(
+        &mut self,
+        encrypt: bool,
+        key: Option<&[u8]>,
+        iv: Option<&[u8]>,
+    ) -> CResult<()> {
         self.encrypt = encrypt;
         self.num = 0;
         // A new IV restarts the counter there; without one it goes on from
@@ -119,8 +127,9 @@ impl Cipher for CtrCipher {
         .map_err(|_| Reason::InvalidKeyLength)
     }
 
-    #[inline]
-    fn update(&mut self, io: Io<'_>) -> CResult<usize> {
+    /// [`Cipher::update`] proper.
+    #[inline(always)]
+    fn update_counter(&mut self, io: Io<'_>) -> CResult<usize> {
         let ctr = self.ctr.as_mut().ok_or(Reason::NoKeySet)?;
         let n = io.len();
         let failed = |_| Reason::CipherOperationFailed;
@@ -175,12 +184,66 @@ impl Cipher for CtrCipher {
         Ok(n)
     }
 
+    /// The counter block of the next keystream block.
+    fn next_counter(&self) -> [u8; B] {
+        match &self.ctr {
+            Some(ctr) => ctr.next_counter(),
+            None => self.pending_iv,
+        }
+    }
+}
+
+impl CipherType for CtrCipher {
+    const MODE: u32 = crate::algorithms::MODE_CTR;
+    const AEAD: bool = false;
+
+    fn for_alg(alg: &crate::algorithms::AlgInfo) -> Self {
+        CtrCipher::new(alg.key_len)
+    }
+}
+
+impl Cipher for CtrCipher {
+    fn init(&mut self, encrypt: bool, key: Option<&[u8]>, iv: Option<&[u8]>) -> CResult<()> {
+        if iv.is_some_and(|iv| iv.len() != B) {
+            return Err(Reason::InvalidIvLength);
+        }
+        if self.iv_out_given {
+            self.take_written_iv();
+        }
+        if key.is_some_and(|key| key.len() != self.key_len) {
+            return Err(Reason::InvalidKeyLength);
+        }
+        let result = self.init_counter(encrypt, key, iv);
+        if self.iv_out_given {
+            self.iv_out = self.next_counter();
+        }
+        result
+    }
+
+    #[inline]
+    fn update(&mut self, io: Io<'_>) -> CResult<usize> {
+        if self.iv_out_given {
+            self.take_written_iv();
+            let n = self.update_counter(io)?;
+            self.iv_out = self.next_counter();
+            return Ok(n);
+        }
+        self.update_counter(io)
+    }
+
     fn finish(&mut self, _out: &mut [u8]) -> CResult<usize> {
         self.ctr.as_ref().ok_or(Reason::NoKeySet)?;
         Ok(0)
     }
 
     fn get_param(&mut self, id: ParamId, p: &mut Param<'_>) -> CResult<()> {
+        if id == ParamId::UpdatedIv {
+            if self.iv_out_given {
+                self.take_written_iv();
+            }
+            self.iv_out = self.next_counter();
+            self.iv_out_given = true;
+        }
         generic_get(
             id,
             p,
@@ -189,7 +252,7 @@ impl Cipher for CtrCipher {
             self.padding,
             self.num,
             &self.original_iv,
-            &self.next_counter(),
+            &self.iv_out,
         )
     }
 
@@ -217,6 +280,7 @@ impl Drop for CtrCipher {
         self.keystream.zeroize();
         self.pending_iv.zeroize();
         self.original_iv.zeroize();
+        self.iv_out.zeroize();
     }
 }
 

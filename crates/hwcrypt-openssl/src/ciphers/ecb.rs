@@ -163,8 +163,14 @@ impl Cipher for EcbCipher {
         }
     }
 
+    /// Nothing without padding and nothing held (`EVP_*Final_ex(ctx, NULL,
+    /// &n)` succeeds then, as with OpenSSL's ECB); else a block.
     fn final_len(&self) -> usize {
-        B
+        if self.padding || self.buf_len != 0 {
+            B
+        } else {
+            0
+        }
     }
 
     fn finish(&mut self, out: &mut [u8]) -> CResult<usize> {

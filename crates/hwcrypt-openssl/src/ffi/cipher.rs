@@ -95,16 +95,28 @@ unsafe fn make_io<'a>(
     }
     let (o, i) = (out as usize, input as usize);
     if o == i && out_len <= inl {
-        // SAFETY: one buffer of `inl` bytes, readable and writable (the
-        // caller passed it as both), referenced only here.
+        // SAFETY: one buffer of `inl` > 0 bytes (both lengths 0 returned
+        // above, and `out_len <= inl`), non-null (checked above), readable
+        // and writable (the caller passed it as both), referenced only here.
         return Some(Io::InPlace(unsafe {
             core::slice::from_raw_parts_mut(out, inl)
         }));
     }
-    // SAFETY: `out` has `out_len` writable bytes (the caller's contract).
-    let out_slice = unsafe { core::slice::from_raw_parts_mut(out, out_len) };
-    if o + out_len <= i || i + inl <= o {
-        // SAFETY: disjoint from `out_slice`.
+    // An empty side is `[]`, never a slice made from a pointer that may be
+    // NULL (undefined behaviour; a NULL `Split` input read as `InPlace`).
+    let out_slice: &mut [u8] = if out_len == 0 {
+        &mut []
+    } else {
+        // SAFETY: `out` is non-null with `out_len` writable bytes (the
+        // caller's contract, checked for NULL above).
+        unsafe { core::slice::from_raw_parts_mut(out, out_len) }
+    };
+    if inl == 0 {
+        return Some(Io::Split(&[], out_slice));
+    }
+    if out_len == 0 || o + out_len <= i || i + inl <= o {
+        // SAFETY: `input` is non-null with `inl` readable bytes, disjoint
+        // from `out_slice`.
         let in_slice = unsafe { core::slice::from_raw_parts(input, inl) };
         return Some(Io::Split(in_slice, out_slice));
     }

@@ -4,6 +4,9 @@
  * crash. Also EVP_CIPHER_CTX_copy (dupctx) in the middle of a GCM message.
  * Run with OPENSSL_CONF naming the hwcrypt config. Prints one line per
  * case and "N passed, N failed" (exit 1 on a failure). */
+/* EVP_CIPHER_CTX_iv() and _iv_noconst() are deprecated in 3.0 but still
+ * what older programs and OpenSSH's compat layer call: tested here. */
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/core_names.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -275,6 +278,62 @@ int main(void)
                gcm_random_iv("hwcrypt", key, buf, iv2));
         report("GCM without an IV (hwcrypt): a fresh IV each message",
                gcm_random_iv("hwcrypt", key, buf, iv3) && memcmp(iv2, iv3, 12) != 0);
+    }
+
+    /* Found in review (2026-11-29). EVP_CIPHER_CTX_iv() on CTR pointed into
+     * a finished stack frame: the pointer must stay valid, show the next
+     * counter block, and a counter written through it (OpenSSH's compat
+     * EVP_CIPHER_CTX_set_iv) must be used, as with the default provider. */
+    {
+        unsigned char z[48] = {0}, a[48], b[16], want[16], newiv[16];
+        int ok = 1, k = 0;
+        EVP_CIPHER_CTX *ref = NULL;
+        EVP_CIPHER *dc = EVP_CIPHER_fetch(NULL, "AES-128-CTR", "provider=default");
+        memset(newiv, 0xfe, 16);
+        newiv[15] = 0xff;
+        if ((ctx = ctx_for("AES-128-CTR", 1, key, iv)) != NULL && dc != NULL) {
+            const unsigned char *p;
+            ok &= EVP_EncryptUpdate(ctx, a, &k, z, 33) == 1;
+            p = EVP_CIPHER_CTX_iv(ctx);
+            ok &= p != NULL;
+            if (p != NULL) {
+                unsigned char expect[16];
+                memcpy(expect, iv, 16);
+                expect[15] += 3; /* two whole blocks and a partial one used */
+                ok &= memcmp(p, expect, 16) == 0;
+            }
+            memcpy(EVP_CIPHER_CTX_iv_noconst(ctx), newiv, 16);
+            ok &= EVP_EncryptUpdate(ctx, b, &k, z, 15) == 1; /* the partial block's rest */
+            ok &= EVP_EncryptUpdate(ctx, b, &k, z, 16) == 1;
+            ref = EVP_CIPHER_CTX_new();
+            ok &= EVP_CipherInit_ex2(ref, dc, key, newiv, 1, NULL) == 1;
+            ok &= EVP_EncryptUpdate(ref, want, &k, z, 16) == 1;
+            ok &= memcmp(b, want, 16) == 0;
+            EVP_CIPHER_CTX_free(ref);
+            EVP_CIPHER_CTX_free(ctx);
+        }
+        EVP_CIPHER_free(dc);
+        report("CTR: EVP_CIPHER_CTX_iv stays valid and takes a written counter", ok);
+        ERR_clear_error();
+    }
+    /* NULL input or output with length 0 (a NULL slice was undefined
+     * behaviour; in release the held ECB block then made an abort). */
+    if ((ctx = ctx_for("AES-128-ECB", 0, key, NULL)) != NULL) {
+        int ok = EVP_DecryptUpdate(ctx, out, &outl, buf, 16) == 1 && outl == 0;
+        EVP_CIPHER_CTX_set_padding(ctx, 0);
+        ok &= EVP_DecryptUpdate(ctx, out, &outl, NULL, 0) == 1;
+        report("ECB: update with NULL input and length 0", ok);
+        EVP_CIPHER_CTX_free(ctx);
+        ERR_clear_error();
+    }
+    if ((ctx = ctx_for("AES-128-ECB", 1, key, NULL)) != NULL) {
+        int ok;
+        EVP_CIPHER_CTX_set_padding(ctx, 0);
+        ok = EVP_EncryptUpdate(ctx, out, &outl, buf, 32) == 1 && outl == 32;
+        ok &= EVP_EncryptFinal_ex(ctx, NULL, &outl) == 1 && outl == 0;
+        report("ECB: final with NULL output and nothing to write", ok);
+        EVP_CIPHER_CTX_free(ctx);
+        ERR_clear_error();
     }
 
     printf("%d passed, %d failed\n", passed, failed);
