@@ -28,6 +28,12 @@ pub(crate) struct ChaCha20Cipher {
     key: Option<Zeroizing<[u8; KEY]>>,
     iv: [u8; IV],
     stream: Option<ChaCha20>,
+    /// The counter block `stream` started at, and the keystream bytes used
+    /// since: a re-init with a key and no IV goes on from the block in use,
+    /// as OpenSSL's `chacha20_initkey` keeps its counter (it restarted at
+    /// the IV, which reused the keystream from there).
+    start: [u8; IV],
+    used: u64,
 }
 
 /// `dupctx`: a deep copy, keystream position included (the streams are not
@@ -38,6 +44,8 @@ impl Clone for ChaCha20Cipher {
             key: self.key.clone(),
             iv: self.iv,
             stream: self.stream.as_ref().map(ChaCha20::duplicate),
+            start: self.start,
+            used: self.used,
         }
     }
 }
@@ -48,7 +56,22 @@ impl ChaCha20Cipher {
             key: None,
             iv: [0; IV],
             stream: None,
+            start: [0; IV],
+            used: 0,
         }
+    }
+
+    /// The counter block of the keystream block in use (`used / 64` blocks
+    /// after `start`; the 32-bit counter carrying into the next word, which
+    /// wraps, as the stream itself counts).
+    fn block_in_use(&self) -> [u8; IV] {
+        let word = |at: usize| u32::from_le_bytes(self.start[at..at + 4].try_into().unwrap());
+        let counter = u64::from(word(0)) + self.used / 64;
+        let mut out = self.start;
+        out[..4].copy_from_slice(&(counter as u32).to_le_bytes());
+        let next = word(4).wrapping_add((counter >> 32) as u32);
+        out[4..8].copy_from_slice(&next.to_le_bytes());
+        out
     }
 }
 
@@ -79,16 +102,24 @@ impl Cipher for ChaCha20Cipher {
             let key: [u8; KEY] = key.try_into().map_err(|_| Reason::InvalidKeyLength)?;
             self.key = Some(Zeroizing::new(key));
         }
+        // Where the keystream starts: the IV given, else (a new key on a
+        // running stream) the block in use.
+        let from = match (iv, &self.stream) {
+            (Some(_), _) | (None, None) => self.iv,
+            (None, Some(_)) => self.block_in_use(),
+        };
         match (&self.key, &mut self.stream, iv, key) {
             (Some(k), _, _, Some(_)) | (Some(k), None, Some(_), None) => {
                 self.stream =
-                    Some(ChaCha20::new(&k[..], &self.iv).map_err(|_| Reason::InvalidKeyLength)?);
+                    Some(ChaCha20::new(&k[..], &from).map_err(|_| Reason::InvalidKeyLength)?);
             }
             (Some(_), Some(s), Some(_), None) => {
-                s.set_iv(&self.iv).map_err(|_| Reason::InvalidIvLength)?;
+                s.set_iv(&from).map_err(|_| Reason::InvalidIvLength)?;
             }
-            _ => {}
+            _ => return Ok(()),
         }
+        self.start = from;
+        self.used = 0;
         Ok(())
     }
 
@@ -101,6 +132,7 @@ impl Cipher for ChaCha20Cipher {
                 .apply_keystream_to(i, o)
                 .map_err(|_| Reason::CipherOperationFailed)?,
         }
+        self.used += n as u64;
         Ok(n)
     }
 
@@ -134,6 +166,7 @@ impl Cipher for ChaCha20Cipher {
 impl Drop for ChaCha20Cipher {
     fn drop(&mut self) {
         self.iv.zeroize();
+        self.start.zeroize();
     }
 }
 

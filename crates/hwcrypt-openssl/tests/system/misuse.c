@@ -336,6 +336,39 @@ int main(void)
         ERR_clear_error();
     }
 
+    /* Raw ChaCha20 re-initialised with the key and no IV goes on from the
+     * keystream block in use, as OpenSSL's does (hwcrypt restarted at the
+     * IV, which used its keystream again); the same bytes as the default
+     * provider for several positions. */
+    {
+        int ok = 1;
+        size_t firsts[] = {0, 1, 63, 64, 65, 100, 128, 200};
+        for (size_t f = 0; f < sizeof firsts / sizeof firsts[0]; f++) {
+            unsigned char z[256] = {0}, got[2][512];
+            const char *provs[2] = {"provider=default", "provider=hwcrypt"};
+            unsigned char civ[16];
+            memcpy(civ, iv, 16);
+            civ[0] = 0xfe, civ[1] = 0xff, civ[2] = 0xff, civ[3] = 0xff; /* near the carry */
+            for (int p = 0; p < 2; p++) {
+                EVP_CIPHER *c = EVP_CIPHER_fetch(NULL, "ChaCha20", provs[p]);
+                EVP_CIPHER_CTX *x = EVP_CIPHER_CTX_new();
+                int n = 0, m = 0;
+                ok &= c != NULL && x != NULL && EVP_EncryptInit_ex2(x, c, key, civ, NULL) == 1;
+                ok &= EVP_EncryptUpdate(x, got[p], &n, z, (int)firsts[f]) == 1;
+                ok &= EVP_EncryptInit_ex2(x, NULL, key, NULL, NULL) == 1;
+                ok &= EVP_EncryptUpdate(x, got[p] + n, &m, z, 100) == 1;
+                EVP_CIPHER_CTX_free(x);
+                EVP_CIPHER_free(c);
+            }
+            if (memcmp(got[0], got[1], firsts[f] + 100) != 0) {
+                printf("     first %zu differs\n", firsts[f]);
+                ok = 0;
+            }
+        }
+        report("ChaCha20: key-only re-init goes on as the default provider's", ok);
+        ERR_clear_error();
+    }
+
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }
