@@ -111,9 +111,14 @@ pub fn parse_identity_file(bytes: &[u8]) -> Result<Vec<Box<dyn Identity>>> {
     if trimmed.starts_with("-----BEGIN OPENSSH PRIVATE KEY-----") {
         return Ok(vec![Box::new(SshIdentity::parse(trimmed.as_bytes())?)]);
     }
+    if trimmed.starts_with("-----BEGIN RSA PRIVATE KEY-----")
+        || trimmed.starts_with("-----BEGIN PRIVATE KEY-----")
+    {
+        return Ok(vec![Box::new(SshIdentity::parse_rsa_pem(trimmed)?)]);
+    }
     if trimmed.starts_with("-----BEGIN") {
         return Err(Error::key(
-            "unsupported identity file (PEM keys other than OpenSSH's, and encrypted identity files, are not read)",
+            "unsupported identity file (of PEM keys, OpenSSH's and unencrypted RSA ones are read; encrypted identity files are not)",
         ));
     }
     let mut out: Vec<Box<dyn Identity>> = Vec::new();

@@ -172,6 +172,54 @@ pub struct SshIdentity {
 }
 
 impl SshIdentity {
+    /// Parses an unencrypted RSA private key in PEM form, PKCS#1 (`BEGIN
+    /// RSA PRIVATE KEY`, what `ssh-keygen -m PEM` writes and OpenSSH wrote
+    /// before 7.8) or PKCS#8 (`BEGIN PRIVATE KEY`), as age reads them.
+    pub fn parse_rsa_pem(pem: &str) -> Result<SshIdentity> {
+        use base64::Engine;
+        use rsa::pkcs1::DecodeRsaPrivateKey;
+        use rsa::pkcs8::DecodePrivateKey;
+        use rsa::traits::PublicKeyParts;
+        let malformed = || Error::key("malformed RSA private key (PEM)");
+        let pkcs1 = pem
+            .trim_start()
+            .starts_with("-----BEGIN RSA PRIVATE KEY-----");
+        if pem.contains("ENCRYPTED") || pem.contains("Proc-Type:") {
+            return Err(Error::key(
+                "passphrase-protected PEM keys are not supported: use an unencrypted copy",
+            ));
+        }
+        let body: String = pem
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("-----"))
+            .collect();
+        let der = Zeroizing::new(
+            base64::engine::general_purpose::STANDARD
+                .decode(body.as_bytes())
+                .map_err(|_| malformed())?,
+        );
+        let key = if pkcs1 {
+            rsa::PrivateKey::from_pkcs1_der(&der).map_err(|_| malformed())?
+        } else {
+            rsa::PrivateKey::from_pkcs8_der(&der)
+                .map_err(|_| Error::key("unsupported PEM private key (RSA keys are read)"))?
+        };
+        let mpint = |b: &[u8]| Mpint::from_positive_bytes(b).map_err(|_| malformed());
+        let public = ssh_key::public::RsaPublicKey {
+            e: mpint(&key.e().to_be_bytes_trimmed_vartime())?,
+            n: mpint(&key.n().as_ref().to_be_bytes_trimmed_vartime())?,
+        };
+        let blob = PublicKey::from(KeyData::Rsa(public))
+            .to_bytes()
+            .map_err(|_| malformed())?;
+        Ok(SshIdentity {
+            tag: key_tag(&blob),
+            blob,
+            key: IdentityKey::Rsa(Box::new(key)),
+        })
+    }
+
     /// Parses an OpenSSH private key file (`-----BEGIN OPENSSH PRIVATE KEY-----`).
     /// Passphrase-protected keys are refused with a clear error.
     pub fn parse(pem: &[u8]) -> Result<SshIdentity> {

@@ -312,6 +312,17 @@ fn recipient_and_identity_edges_as_age() {
     assert_eq!(parsed.len(), 1);
     assert_eq!(skipped, [(1, "ecdsa-sha2-nistp256".to_string())]);
     assert!(parse_recipients_file(text("id_ecdsa.pub").as_str()).is_err());
+    // The RSA key in PEM (PKCS#1) and PKCS#8 form opens what its OpenSSH
+    // public key was sent.
+    let file = encrypt(vec![parse_recipient(&text("id_rsa.pub")).unwrap()], b"pem");
+    for name in ["id_rsa_pem", "id_rsa_pkcs8"] {
+        let ids = parse_identity_file(&ssh_file(name)).unwrap();
+        assert_eq!(
+            decrypt(&file, &[ids[0].as_ref()]).unwrap(),
+            b"pem",
+            "{name}"
+        );
+    }
     // A valid ECDSA private key: "not supported", not "malformed".
     let e = parse_identity_file(&ssh_file("id_ecdsa"))
         .err()
