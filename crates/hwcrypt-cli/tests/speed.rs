@@ -329,6 +329,12 @@ fn bad_values_are_one_line_errors() {
     one_line_error(&["aes-512-gcm"], "unknown algorithm 'aes-512-gcm'");
     one_line_error(&["aes-128-ecb", "--backend", "avx2"], "backend avx2");
     one_line_error(&["aes-128-xts", "--sizes", "8"], "no selected algorithm");
+    // Found in review (2026-11-29): 256 threads of 64 MiB buffers would
+    // have allocated tens of GiB before measuring anything.
+    one_line_error(
+        &["--threads", "256", "--sizes", "64m"],
+        "fewer threads or smaller sizes",
+    );
     let bad = tmp("plot.jpg");
     one_line_error(&["--plot", bad.to_str().unwrap()], ".svg or .png");
     assert!(!bad.exists());

@@ -399,8 +399,12 @@ fn load_average() -> Option<[f64; 3]> {
     Some([it.next()??, it.next()??, it.next()??])
 }
 
-/// Checks what can be checked before measuring: the peers feature, and that
-/// a named backend covers at least one of the ciphers.
+/// The most `validate` lets the threads' buffers take together.
+pub const MAX_BUFFER_BYTES: u64 = 4 << 30;
+
+/// Checks what can be checked before measuring: the peers feature, that a
+/// named backend covers at least one of the ciphers, and that the threads'
+/// buffers stay under [`MAX_BUFFER_BYTES`].
 pub fn validate(opts: &Options) -> Result<(), String> {
     if opts.peers && !PEERS_BUILT {
         return Err("this hwcrypt was built without peers; rebuild with \
@@ -412,6 +416,22 @@ pub fn validate(opts: &Options) -> Result<(), String> {
     }
     if opts.aad_len > MAX_AAD_LEN {
         return Err(format!("--aad: at most {MAX_AAD_LEN} bytes"));
+    }
+    // Each thread holds about two buffers of the largest size (data and a
+    // copy to open): `--threads 256 --sizes 64m` would ask for 32 GiB.
+    let largest = opts.sizes.iter().copied().max().unwrap_or(0) as u64;
+    let held = largest
+        .saturating_mul(2)
+        .saturating_mul(opts.timing.threads as u64);
+    if held > MAX_BUFFER_BYTES {
+        return Err(format!(
+            "--threads {} with a {} MiB size would hold about {} MiB of buffers \
+             (at most {} MiB): fewer threads or smaller sizes",
+            opts.timing.threads,
+            largest >> 20,
+            held >> 20,
+            MAX_BUFFER_BYTES >> 20
+        ));
     }
     let features = cpu::features().map_err(|e| e.to_string())?;
     if let BackendChoice::Named(b) = opts.backends {
