@@ -249,6 +249,7 @@ fn identities(texts: &[String], passphrase: Option<String>) -> PyResult<Vec<Box<
 #[pyfunction]
 #[pyo3(signature = (src, dst, recipients = Vec::new(), passphrase = None, armor = false))]
 fn age_encrypt_stream(
+    py: Python<'_>,
     src: Py<PyAny>,
     dst: Py<PyAny>,
     recipients: Vec<String>,
@@ -270,7 +271,10 @@ fn age_encrypt_stream(
             Ok(total)
         }
     };
-    run().map_err(age_err)
+    // The GIL is released for the crypto; `PyReader`/`PyWriter` take it
+    // back for each call of the file objects, so other Python threads run
+    // in between.
+    py.detach(run).map_err(age_err)
 }
 
 /// `decrypt_stream(src, dst, identities=(), passphrase=None)`: decrypts the
@@ -281,6 +285,7 @@ fn age_encrypt_stream(
 #[pyfunction]
 #[pyo3(signature = (src, dst, identities = Vec::new(), passphrase = None))]
 fn age_decrypt_stream(
+    py: Python<'_>,
     src: Py<PyAny>,
     dst: Py<PyAny>,
     identities: Vec<String>,
@@ -307,7 +312,8 @@ fn age_decrypt_stream(
         out.flush()?;
         Ok(total)
     };
-    run().map_err(age_err)
+    // As in `encrypt_stream`: released, taken back per file-object call.
+    py.detach(run).map_err(age_err)
 }
 
 /// `keygen(post_quantum=False)` -> (identity, recipient).
