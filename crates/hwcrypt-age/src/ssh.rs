@@ -32,9 +32,9 @@ use zeroize::Zeroizing;
 
 const ED25519_LABEL: &[u8] = b"age-encryption.org/v1/ssh-ed25519";
 const RSA_LABEL: &[u8] = b"age-encryption.org/v1/ssh-rsa";
-/// ssh-rsa recipient sizes: age refuses keys under 2048 bits; OpenSSH makes
-/// keys of up to 16384.
-const RSA_BITS: core::ops::RangeInclusive<usize> = 2048..=16384;
+/// ssh-rsa recipient sizes: age refuses moduli under 256 bytes (2041 bits
+/// and up pass its byte count); OpenSSH makes keys of up to 16384 bits.
+const RSA_BITS: core::ops::RangeInclusive<usize> = 2041..=16384;
 
 /// The stanza tag argument of an SSH key blob.
 fn key_tag(blob: &[u8]) -> String {
@@ -189,10 +189,14 @@ impl SshIdentity {
                 "passphrase-protected PEM keys are not supported: use an unencrypted copy",
             ));
         }
+        // The lines between BEGIN and END only (age ignores what follows).
         let body: String = pem
             .lines()
             .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with("-----"))
+            .skip_while(|l| !l.starts_with("-----BEGIN"))
+            .skip(1)
+            .take_while(|l| !l.starts_with("-----END"))
+            .filter(|l| !l.is_empty())
             .collect();
         let der = Zeroizing::new(
             base64::engine::general_purpose::STANDARD

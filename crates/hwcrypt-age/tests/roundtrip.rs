@@ -525,3 +525,12 @@ fn fuzz_flips_truncations_splices() {
     }
     assert!(tried > 350);
 }
+
+/// Found in review (2026-11-29): text after the END line of a PEM key (age
+/// ignores it) made the key "malformed".
+#[test]
+fn pem_key_with_text_after_it() {
+    let mut pem = ssh_file("id_rsa_pem");
+    pem.extend_from_slice(b"# a comment\nssh-rsa AAAA... test\n");
+    assert_eq!(parse_identity_file(&pem).unwrap().len(), 1);
+}

@@ -94,8 +94,10 @@ fn one_line(rendered: &str) -> String {
     let mut tips = Vec::new();
     // Without a usage line (some errors have none), the subcommand named
     // on the command line, if any.
-    let mut command = std::env::args()
+    // `args_os`: `args` panics on an argument that is not UTF-8.
+    let mut command = std::env::args_os()
         .skip(1)
+        .filter_map(|a| a.into_string().ok())
         .find(|a| !a.starts_with('-'))
         .filter(|a| {
             use clap::CommandFactory;

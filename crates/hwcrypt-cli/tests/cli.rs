@@ -175,3 +175,19 @@ fn bad_mask_is_one_line_and_exit_2() {
         assert!(out.stdout.is_empty());
     }
 }
+
+/// Found in review (2026-11-29): an argument that is not UTF-8 in a usage
+/// error made the one-line rendering panic (exit 134).
+#[cfg(unix)]
+#[test]
+fn a_non_utf8_argument_is_a_usage_error() {
+    use std::os::unix::ffi::OsStrExt;
+    for args in [&[&b"\xff"[..]][..], &[b"--bogus", b"\xff"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_hwcrypt"))
+            .args(args.iter().map(|a| std::ffi::OsStr::from_bytes(a)))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+    }
+}

@@ -28,12 +28,16 @@ pub(crate) struct ChaCha20Cipher {
     key: Option<Zeroizing<[u8; KEY]>>,
     iv: [u8; IV],
     stream: Option<ChaCha20>,
-    /// The counter block `stream` started at, and the keystream bytes used
-    /// since: a re-init with a key and no IV goes on from the block in use,
-    /// as OpenSSL's `chacha20_initkey` keeps its counter (it restarted at
-    /// the IV, which reused the keystream from there).
+    /// The counter block `stream` started at, and OpenSSL's view of the
+    /// position since: its counter (`blocks` after `start`) and
+    /// `partial_len` (bytes of the block at the counter used; 64 when a
+    /// call ended at the end of a block a call before it began, which
+    /// OpenSSL leaves unadvanced). A re-init with a key and no IV goes on
+    /// from OpenSSL's counter, as its `chacha20_initkey` does (hwcrypt
+    /// restarted at the IV, which reused the keystream from there).
     start: [u8; IV],
-    used: u64,
+    blocks: u64,
+    partial: usize,
 }
 
 /// `dupctx`: a deep copy, keystream position included (the streams are not
@@ -45,7 +49,8 @@ impl Clone for ChaCha20Cipher {
             iv: self.iv,
             stream: self.stream.as_ref().map(ChaCha20::duplicate),
             start: self.start,
-            used: self.used,
+            blocks: self.blocks,
+            partial: self.partial,
         }
     }
 }
@@ -57,16 +62,37 @@ impl ChaCha20Cipher {
             iv: [0; IV],
             stream: None,
             start: [0; IV],
-            used: 0,
+            blocks: 0,
+            partial: 0,
         }
     }
 
-    /// The counter block of the keystream block in use (`used / 64` blocks
-    /// after `start`; the 32-bit counter carrying into the next word, which
-    /// wraps, as the stream itself counts).
+    /// Moves OpenSSL's counter and `partial_len` on by a call of `len`
+    /// bytes, as `chacha20_cipher` (cipher_chacha20_hw.c) does.
+    fn count(&mut self, mut len: usize) {
+        if self.partial > 0 {
+            let take = len.min(64 - self.partial);
+            self.partial += take;
+            len -= take;
+            if len == 0 {
+                return;
+            }
+            if self.partial == 64 {
+                self.partial = 0;
+                self.blocks += 1;
+            }
+        }
+        self.blocks += (len / 64) as u64;
+        if !len.is_multiple_of(64) {
+            self.partial = len % 64;
+        }
+    }
+
+    /// OpenSSL's counter block (`blocks` after `start`; the 32-bit counter
+    /// carrying into the next word, which wraps, as the stream counts).
     fn block_in_use(&self) -> [u8; IV] {
         let word = |at: usize| u32::from_le_bytes(self.start[at..at + 4].try_into().unwrap());
-        let counter = u64::from(word(0)) + self.used / 64;
+        let counter = u64::from(word(0)) + self.blocks;
         let mut out = self.start;
         out[..4].copy_from_slice(&(counter as u32).to_le_bytes());
         let next = word(4).wrapping_add((counter >> 32) as u32);
@@ -119,7 +145,8 @@ impl Cipher for ChaCha20Cipher {
             _ => return Ok(()),
         }
         self.start = from;
-        self.used = 0;
+        self.blocks = 0;
+        self.partial = 0;
         Ok(())
     }
 
@@ -132,7 +159,7 @@ impl Cipher for ChaCha20Cipher {
                 .apply_keystream_to(i, o)
                 .map_err(|_| Reason::CipherOperationFailed)?,
         }
-        self.used += n as u64;
+        self.count(n);
         Ok(n)
     }
 

@@ -45,13 +45,27 @@ impl Clone for CtrCipher {
     /// `EVP_CIPHER_CTX_copy` (dupctx): the whole state, keystream position
     /// included ([`Ctr::duplicate`]).
     fn clone(&self) -> Self {
+        // A counter written through the `updated-iv` pointer and not yet
+        // taken (the original takes it at its next call) goes to the copy.
+        let written =
+            (self.iv_out_given && self.iv_out != self.next_counter()).then_some(self.iv_out);
+        let mut ctr = self.ctr.as_ref().map(Ctr::duplicate);
+        let mut pending_iv = self.pending_iv;
+        if let Some(w) = written {
+            match &mut ctr {
+                Some(c) => {
+                    let _ = c.restart(&w);
+                }
+                None => pending_iv = w,
+            }
+        }
         CtrCipher {
             key_len: self.key_len,
             encrypt: self.encrypt,
             padding: self.padding,
-            ctr: self.ctr.as_ref().map(Ctr::duplicate),
+            ctr,
             original_iv: self.original_iv,
-            pending_iv: self.pending_iv,
+            pending_iv,
             keystream: self.keystream,
             num: self.num,
             // No pointer to the copy's buffer has been handed out.
@@ -242,7 +256,9 @@ impl Cipher for CtrCipher {
                 self.take_written_iv();
             }
             self.iv_out = self.next_counter();
-            self.iv_out_given = true;
+            // Kept current from now on only for a pointer (a copy, as
+            // `EVP_CIPHER_CTX_get_updated_iv` asks, needs nothing more).
+            self.iv_out_given |= p.is_octet_ptr();
         }
         generic_get(
             id,

@@ -300,6 +300,12 @@ impl Param<'_> {
         true
     }
 
+    /// Whether the caller asks for an octet pointer (`EVP_CIPHER_CTX_iv()`)
+    /// rather than a copy.
+    pub fn is_octet_ptr(&self) -> bool {
+        self.raw().data_type == PARAM_OCTET_PTR
+    }
+
     /// `OSSL_PARAM_set_octet_ptr` then `set_octet_string`, as OpenSSL's own
     /// ciphers answer `iv`/`updated-iv`: an octet pointer receives the
     /// address of the provider's buffer `v` (valid as long as the context).

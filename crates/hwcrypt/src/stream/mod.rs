@@ -270,7 +270,9 @@ pub(crate) fn read_full<R: io::Read + ?Sized>(src: &mut R, buf: &mut [u8]) -> io
 /// (or `flush`) sends the rest of it first, and a chunk is never sealed
 /// twice. `finish` after such a failure reseals a chunk none of which went
 /// out as the last one; one partly written (or sent by `flush`) cannot be
-/// the last, and `finish` then fails.
+/// the last, and `finish` then fails. `finish` itself writes the last chunk
+/// with `write_all` and consumes the encryptor: give it a writer that
+/// blocks (a `WouldBlock` there ends the stream unfinished).
 pub struct StreamEncryptor<A: Aead, W: Write> {
     aead: A,
     inner: W,
@@ -336,7 +338,7 @@ impl<A: Aead, W: Write> StreamEncryptor<A, W> {
             if self.written > 0 {
                 return Err(io::Error::other(
                     "the stream cannot end here: a chunk sealed as not the last was partly \
-                     written when a write failed (write more data, or start again)",
+                     written when a write failed (let write or flush succeed before finish)",
                 ));
             }
             // None of it went out: back to plaintext, to be sealed as the last.
