@@ -176,7 +176,7 @@ impl SshIdentity {
     /// RSA PRIVATE KEY`, what `ssh-keygen -m PEM` writes and OpenSSH wrote
     /// before 7.8) or PKCS#8 (`BEGIN PRIVATE KEY`), as age reads them.
     pub fn parse_rsa_pem(pem: &str) -> Result<SshIdentity> {
-        use base64::Engine;
+        use base64ct::Encoding;
         use rsa::pkcs1::DecodeRsaPrivateKey;
         use rsa::pkcs8::DecodePrivateKey;
         use rsa::traits::PublicKeyParts;
@@ -190,19 +190,17 @@ impl SshIdentity {
             ));
         }
         // The lines between BEGIN and END only (age ignores what follows).
-        let body: String = pem
+        let body: Zeroizing<String> = pem
             .lines()
             .map(str::trim)
             .skip_while(|l| !l.starts_with("-----BEGIN"))
             .skip(1)
             .take_while(|l| !l.starts_with("-----END"))
             .filter(|l| !l.is_empty())
-            .collect();
-        let der = Zeroizing::new(
-            base64::engine::general_purpose::STANDARD
-                .decode(body.as_bytes())
-                .map_err(|_| malformed())?,
-        );
+            .collect::<String>()
+            .into();
+        // `base64ct`: no lookup table indexed by the key's characters.
+        let der = Zeroizing::new(base64ct::Base64::decode_vec(&body).map_err(|_| malformed())?);
         let key = if pkcs1 {
             rsa::PrivateKey::from_pkcs1_der(&der).map_err(|_| malformed())?
         } else {
