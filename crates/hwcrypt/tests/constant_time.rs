@@ -47,16 +47,27 @@ const DECLASSIFIED: &[Declassified] = &[
     // valid, and with it the message length (the slice it returns). Public:
     // the caller gets Ok(message) or BadPadding. The check of the padding
     // bytes themselves is branch-free.
+    // Only in `padding_verdict` (out of line, with the slice helpers it
+    // calls), never in `pkcs7_unpad`'s check or the `ct` masks: a branch
+    // there is reported (a review found the earlier suppression of
+    // `pkcs7_unpad` with four helper frames hid one in `ct::mask_lt_u8`).
     Declassified {
-        function: "hwcrypt::modes::padding::pkcs7_unpad",
+        function: "hwcrypt::modes::padding::padding_verdict",
         kinds: &["Cond"],
         helper_frames: 4,
         why: "padding valid or not, and the message length",
     },
-    // `Cbc::decrypt_padded` after the padding verdict: wipes the padding
-    // bytes and truncates to the (now public) message length.
+    // `Cbc::decrypt_padded`'s match on that verdict (no helper frames), and
+    // `keep_message`, which wipes the padding bytes and truncates to the
+    // now public message length.
     Declassified {
         function: "hwcrypt::modes::cbc::Cbc<K>::decrypt_padded",
+        kinds: &["Cond"],
+        helper_frames: 0,
+        why: "padding valid or not",
+    },
+    Declassified {
+        function: "hwcrypt::modes::cbc::keep_message",
         kinds: &["Cond", "Value8"],
         helper_frames: 4,
         why: "the message length, public once the padding verified",
