@@ -207,10 +207,10 @@ impl SshIdentity {
             rsa::PrivateKey::from_pkcs8_der(&der)
                 .map_err(|_| Error::key("unsupported PEM private key (RSA keys are read)"))?
         };
-        let mpint = |b: &[u8]| Mpint::from_positive_bytes(b).map_err(|_| malformed());
+        let to_mpint = |b: &[u8]| Mpint::from_positive_bytes(b).map_err(|_| malformed());
         let public = ssh_key::public::RsaPublicKey {
-            e: mpint(&key.e().to_be_bytes_trimmed_vartime())?,
-            n: mpint(&key.n().as_ref().to_be_bytes_trimmed_vartime())?,
+            e: to_mpint(&key.e().to_be_bytes_trimmed_vartime())?,
+            n: to_mpint(&key.n().as_ref().to_be_bytes_trimmed_vartime())?,
         };
         let blob = PublicKey::from(KeyData::Rsa(public))
             .to_bytes()

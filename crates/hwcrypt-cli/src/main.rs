@@ -92,18 +92,7 @@ fn usage_error(err: &clap::Error) -> ExitCode {
 fn one_line(rendered: &str) -> String {
     let mut message = Vec::new();
     let mut tips = Vec::new();
-    // Without a usage line (some errors have none), the subcommand named
-    // on the command line, if any.
-    // `args_os`: `args` panics on an argument that is not UTF-8.
-    let mut command = std::env::args_os()
-        .skip(1)
-        .filter_map(|a| a.into_string().ok())
-        .find(|a| !a.starts_with('-'))
-        .filter(|a| {
-            use clap::CommandFactory;
-            Cli::command().get_subcommands().any(|s| s.get_name() == a)
-        })
-        .map_or_else(|| "hwcrypt".to_string(), |sub| format!("hwcrypt {sub}"));
+    let mut command = None;
     for line in rendered.lines() {
         let line = line.trim();
         if let Some(usage) = line.strip_prefix("Usage:") {
@@ -112,7 +101,7 @@ fn one_line(rendered: &str) -> String {
                 .take_while(|w| !w.starts_with(['-', '[', '<']))
                 .collect();
             if !words.is_empty() {
-                command = words.join(" ");
+                command = Some(words.join(" "));
             }
             break;
         } else if let Some(tip) = line.strip_prefix("tip:") {
@@ -121,6 +110,20 @@ fn one_line(rendered: &str) -> String {
             message.push(line.strip_prefix("error:").unwrap_or(line).trim());
         }
     }
+    let command = command.unwrap_or_else(subcommand_from_args);
     tips.push(format!("see '{command} --help'"));
     format!("{} ({})", message.join(" "), tips.join("; "))
+}
+
+/// `hwcrypt SUB` for the subcommand named on the command line, if any, else
+/// `hwcrypt`: for the errors clap renders without a usage line. `args_os`:
+/// `args` panics on an argument that is not UTF-8.
+fn subcommand_from_args() -> String {
+    use clap::CommandFactory;
+    std::env::args_os()
+        .skip(1)
+        .filter_map(|a| a.into_string().ok())
+        .find(|a| !a.starts_with('-'))
+        .filter(|a| Cli::command().get_subcommands().any(|s| s.get_name() == a))
+        .map_or_else(|| "hwcrypt".to_string(), |sub| format!("hwcrypt {sub}"))
 }

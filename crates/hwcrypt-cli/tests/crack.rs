@@ -447,31 +447,30 @@ fn resume_file_is_tied_to_the_challenge_and_written_safely() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A search in which every key whose plaintext contains one given byte
+/// matches: many per batch (JSON output, two threads).
+const WEAK_PREDICATE: [&str; 12] = [
+    "crack",
+    "-k",
+    "?*3,0*13",
+    "-m",
+    "ecb",
+    "--hex",
+    "40a0183193c4aeb247e900a656b0a813",
+    "--contains-hex",
+    "0a",
+    "-t",
+    "2",
+    "--json",
+];
+
 /// Found in review (2026-11-29): without --all, several keys of one batch
 /// were reported; a rerun with the resume file of a search that had found
 /// its key searched on past it and said "not found"; a closed stdout made
 /// any search exit 0 ("found").
 #[test]
 fn one_key_without_all_resume_after_a_hit_and_a_closed_pipe() {
-    // Every key whose plaintext contains one given byte: many per batch.
-    let ct = "40a0183193c4aeb247e900a656b0a813";
-    let out = hwcrypt(
-        &[
-            "crack",
-            "-k",
-            "?*3,0*13",
-            "-m",
-            "ecb",
-            "--hex",
-            ct,
-            "--contains-hex",
-            "0a",
-            "-t",
-            "2",
-            "--json",
-        ],
-        None,
-    );
+    let out = hwcrypt(&WEAK_PREDICATE, None);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["hits"].as_array().unwrap().len(), 1, "{v}");
@@ -537,22 +536,8 @@ fn one_key_without_all_resume_after_a_hit_and_a_closed_pipe() {
 /// `--max-hits` (default 1000) with the position to continue from.
 #[test]
 fn all_stops_at_max_hits_with_a_position() {
-    let ct = "40a0183193c4aeb247e900a656b0a813";
-    let base = [
-        "crack",
-        "-k",
-        "?*3,0*13",
-        "-m",
-        "ecb",
-        "--hex",
-        ct,
-        "--contains-hex",
-        "0a",
-        "-t",
-        "2",
-        "--json",
-        "--all",
-    ];
+    let mut base = WEAK_PREDICATE.to_vec();
+    base.push("--all");
     let out = hwcrypt(&base, None);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

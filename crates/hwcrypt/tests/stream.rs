@@ -759,6 +759,18 @@ struct Flaky {
     cap: usize,
 }
 
+impl Flaky {
+    /// A writer failing at the calls in `fail_at` (shared, to disarm).
+    fn new(fail_at: &std::rc::Rc<std::cell::RefCell<Vec<usize>>>, cap: usize) -> Flaky {
+        Flaky {
+            out: Vec::new(),
+            calls: 0,
+            fail_at: fail_at.clone(),
+            cap,
+        }
+    }
+}
+
 impl Write for Flaky {
     fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
         self.calls += 1;
@@ -820,15 +832,7 @@ fn retried_writes_round_trip<A: Aead + Clone>(aead: A) {
         for fail_at in [vec![1], vec![1, 2, 3], vec![2], vec![1, 4, 5]] {
             for cap in [usize::MAX, 1000, C + 3] {
                 let armed = std::rc::Rc::new(std::cell::RefCell::new(fail_at.clone()));
-                let mut enc = StreamEncryptor::new(
-                    aead.clone(),
-                    Flaky {
-                        out: Vec::new(),
-                        calls: 0,
-                        fail_at: armed.clone(),
-                        cap,
-                    },
-                );
+                let mut enc = StreamEncryptor::new(aead.clone(), Flaky::new(&armed, cap));
                 let failures = write_retrying(&mut enc, &msg);
                 armed.borrow_mut().clear();
                 if failures == 0 {
@@ -854,12 +858,10 @@ fn retried_writes_round_trip<A: Aead + Clone>(aead: A) {
     let msg = data(C);
     let mut enc = StreamEncryptor::new(
         aead.clone(),
-        Flaky {
-            out: Vec::new(),
-            calls: 0,
-            fail_at: std::rc::Rc::new(std::cell::RefCell::new(vec![1])),
-            cap: usize::MAX,
-        },
+        Flaky::new(
+            &std::rc::Rc::new(std::cell::RefCell::new(vec![1])),
+            usize::MAX,
+        ),
     );
     enc.write_all(&msg).unwrap();
     assert!(enc.write(b"x").is_err());
@@ -868,12 +870,7 @@ fn retried_writes_round_trip<A: Aead + Clone>(aead: A) {
     // Part of it out, then finish: refused (it cannot be the last chunk).
     let mut enc = StreamEncryptor::new(
         aead.clone(),
-        Flaky {
-            out: Vec::new(),
-            calls: 0,
-            fail_at: std::rc::Rc::new(std::cell::RefCell::new(vec![2])),
-            cap: 1000,
-        },
+        Flaky::new(&std::rc::Rc::new(std::cell::RefCell::new(vec![2])), 1000),
     );
     enc.write_all(&msg).unwrap();
     assert!(enc.write(b"x").is_err());

@@ -91,6 +91,20 @@ impl CtrCipher {
         }
     }
 
+    /// Runs `op`, once an `updated-iv` pointer was handed out between the
+    /// two halves of its protocol: a counter written through the pointer
+    /// taken first, the pointer's bytes brought up to date after.
+    #[inline(always)]
+    fn tracking_iv<T>(&mut self, op: impl FnOnce(&mut Self) -> T) -> T {
+        if !self.iv_out_given {
+            return op(self);
+        }
+        self.take_written_iv();
+        let result = op(self);
+        self.iv_out = self.next_counter();
+        result
+    }
+
     /// Takes a counter the caller wrote through the `updated-iv` pointer.
     #[cold]
     fn take_written_iv(&mut self) {
@@ -221,28 +235,15 @@ impl Cipher for CtrCipher {
         if iv.is_some_and(|iv| iv.len() != B) {
             return Err(Reason::InvalidIvLength);
         }
-        if self.iv_out_given {
-            self.take_written_iv();
-        }
         if key.is_some_and(|key| key.len() != self.key_len) {
             return Err(Reason::InvalidKeyLength);
         }
-        let result = self.init_counter(encrypt, key, iv);
-        if self.iv_out_given {
-            self.iv_out = self.next_counter();
-        }
-        result
+        self.tracking_iv(|c| c.init_counter(encrypt, key, iv))
     }
 
     #[inline]
     fn update(&mut self, io: Io<'_>) -> CResult<usize> {
-        if self.iv_out_given {
-            self.take_written_iv();
-            let n = self.update_counter(io)?;
-            self.iv_out = self.next_counter();
-            return Ok(n);
-        }
-        self.update_counter(io)
+        self.tracking_iv(|c| c.update_counter(io))
     }
 
     fn finish(&mut self, _out: &mut [u8]) -> CResult<usize> {
