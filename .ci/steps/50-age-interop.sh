@@ -4,7 +4,9 @@
 # `age -d`, byte for byte, for X25519, scrypt (age's passphrase prompt driven
 # through a pty with `expect`), ssh-ed25519 and ssh-rsa (keys from
 # ssh-keygen), binary and armored, sizes 0, 1, 65535, 65536, 65537, 3x64 KiB
-# and 3 MiB (scrypt: a subset, each case costs two scrypt runs). Then age
+# and 3 MiB (scrypt: a subset, each case costs two scrypt runs);
+# passphrase-protected identities (encrypted OpenSSH keys, age-encrypted
+# identity files) both ways, with both tools' terminal prompts. Then age
 # 1.3.2 (`go install`, into a temporary GOBIN) for the post-quantum hybrid
 # mlkem768x25519, both ways, the same sizes, binary and armored, and several
 # recipients.
@@ -125,6 +127,42 @@ for id in age-key.txt ed rsa; do
     age -d -i "$id" -o out f2.age && cmp -s out in.65537 && check ok || check no "hwcrypt multi -> age -i $id"
     rm -f out
 done
+
+# Passphrase-protected identities, both ways: OpenSSH keys encrypted by
+# ssh-keygen (aes256-ctr, its default, and aes256-cbc: the two age reads)
+# and identity files encrypted with a passphrase (`age -p` / `hwcrypt
+# encrypt --passphrase-file`, binary and armored). Each tool asks on its
+# terminal (driven by expect); hwcrypt also from --passphrase-file.
+sed 's/spawn -noecho age /spawn -noecho $env(HW) /' age-pty.exp >hw-pty.exp
+hw_pty() { # ARGS...: runs hwcrypt under a pty, answering every passphrase prompt
+    HW="$hw" expect -f hw-pty.exp -- "$@"
+}
+ssh-keygen -q -t ed25519 -N 'interop passphrase' -C interop -f ed-locked
+ssh-keygen -q -t rsa -b 2048 -N 'interop passphrase' -C interop -f rsa-locked
+ssh-keygen -q -t ed25519 -N 'interop passphrase' -Z aes256-cbc -C interop -f ed-locked-cbc
+age_pty -e -p -o age-key.txt.age age-key.txt
+age_pty -e -p -a -o age-key.txt.asc age-key.txt
+"$hw" encrypt -q --passphrase-file pass.txt -o hw-key.txt.age hw-key.txt
+"$hw" encrypt -q --passphrase-file pass.txt -a -o hw-key.txt.asc hw-key.txt
+for key in ed-locked rsa-locked ed-locked-cbc age-key.txt.age age-key.txt.asc hw-key.txt.age hw-key.txt.asc; do
+    case $key in
+        age-key*) to=(-r "$hw_recipient"); hw_id=$key; age_id=hw-key.txt${key#age-key.txt}
+                  from=(-r "$age_recipient") ;;
+        hw-key*) continue ;;
+        *) to=(-R "$key.pub"); hw_id=$key; age_id=$key; from=(-R "$key.pub") ;;
+    esac
+    # age -> hwcrypt -i LOCKED (age-key.txt.* opens files to age_recipient)
+    rm -f f.age out
+    age -e "${from[@]}" -o f.age in.65537
+    "$hw" decrypt -q -i "$hw_id" --passphrase-file pass.txt -o out f.age && cmp -s out in.65537 && check ok || check no "age -e | hwcrypt decrypt -i $hw_id --passphrase-file"
+    rm -f out
+    hw_pty decrypt -q -i "$hw_id" -o out f.age && cmp -s out in.65537 && check ok || check no "age -e | hwcrypt decrypt -i $hw_id (terminal prompt)"
+    # hwcrypt -> age -i LOCKED (hw-key.txt.* opens files to hw_recipient)
+    rm -f f.age out
+    "$hw" encrypt -q "${to[@]}" -o f.age in.65537
+    age_pty -d -i "$age_id" -o out f.age && cmp -s out in.65537 && check ok || check no "hwcrypt encrypt | age -d -i $age_id"
+done
+rm -f f.age out
 
 # age 1.3.2: the post-quantum hybrid recipient (age1pq1...), both ways.
 if command -v go >/dev/null; then

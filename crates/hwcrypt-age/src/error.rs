@@ -20,6 +20,9 @@ pub enum Error {
     /// file (a wrong passphrase, or an altered stanza): the passphrase
     /// form of [`Error::NoMatch`] (the C2SP test vectors' "no match").
     Passphrase,
+    /// The passphrase did not open a passphrase-protected identity (an
+    /// encrypted OpenSSH key or an age-encrypted identity file).
+    IdentityPassphrase,
     /// The ASCII armor is malformed.
     Armor(String),
     /// The payload did not decrypt (truncated, altered, trailing data).
@@ -70,6 +73,9 @@ impl fmt::Display for Error {
             ),
             Error::NoMatch => f.write_str("no identity matched any of the file's recipients"),
             Error::Passphrase => f.write_str("incorrect passphrase"),
+            Error::IdentityPassphrase => {
+                f.write_str("incorrect passphrase for the passphrase-protected identity")
+            }
             Error::Armor(m) => write!(f, "invalid ASCII armor: {m}"),
             Error::Payload(e) => write!(f, "{e}"),
             Error::Key(m) => f.write_str(m),

@@ -2,11 +2,12 @@
 //! `age1...`, `age1pq1...` and OpenSSH public key lines (`ssh-ed25519`,
 //! `ssh-rsa`); identity files of `AGE-SECRET-KEY-1...` and
 //! `AGE-SECRET-KEY-PQ-1...` lines (with `#` comments) or an OpenSSH private
-//! key.
+//! key, passphrase-protected or not, or such a file encrypted as an age file.
 
 use crate::error::{Error, Result};
+use crate::locked::{EncryptedIdentityFile, EncryptedSshIdentity, PassphraseSource};
 use crate::pq::{HybridIdentity, HybridRecipient};
-use crate::ssh::{SshIdentity, SshRecipient};
+use crate::ssh::{SshIdentity, SshRecipient, parse_openssh};
 use crate::x25519::{X25519Identity, X25519Recipient};
 use crate::{Identity, Recipient};
 
@@ -104,11 +105,54 @@ pub fn parse_identity(line: &str) -> Option<Result<Box<dyn Identity>>> {
 
 /// Parses an identity file: an OpenSSH private key, or `AGE-SECRET-KEY-1`
 /// and `AGE-SECRET-KEY-PQ-1` lines with blank lines and `#` comments.
-/// Errors never quote key material.
+/// Passphrase-protected files are refused (see
+/// [`parse_identity_file_with_passphrase`]). Errors never quote key material.
 pub fn parse_identity_file(bytes: &[u8]) -> Result<Vec<Box<dyn Identity>>> {
+    parse_identity_file_inner(bytes, None)
+}
+
+/// [`parse_identity_file`], and also passphrase-protected identity files,
+/// as age reads them: an OpenSSH key encrypted by `ssh-keygen`
+/// ([`EncryptedSshIdentity`]) or an identity file encrypted with a
+/// passphrase as an age file ([`EncryptedIdentityFile`]). `passphrase` is
+/// called only if decryption comes to need the identity.
+pub fn parse_identity_file_with_passphrase(
+    bytes: &[u8],
+    passphrase: PassphraseSource,
+) -> Result<Vec<Box<dyn Identity>>> {
+    parse_identity_file_inner(bytes, Some(passphrase))
+}
+
+fn parse_identity_file_inner(
+    bytes: &[u8],
+    passphrase: Option<PassphraseSource>,
+) -> Result<Vec<Box<dyn Identity>>> {
+    if EncryptedIdentityFile::detect(bytes) {
+        let Some(passphrase) = passphrase else {
+            return Err(Error::key(
+                "the identity file is age-encrypted: a passphrase is needed to use it",
+            ));
+        };
+        return Ok(vec![Box::new(EncryptedIdentityFile::new(
+            bytes.to_vec(),
+            passphrase,
+        )?)]);
+    }
     let text = std::str::from_utf8(bytes).map_err(|_| Error::key("identity file is not text"))?;
     let trimmed = text.trim_start();
     if trimmed.starts_with("-----BEGIN OPENSSH PRIVATE KEY-----") {
+        let key = parse_openssh(trimmed.as_bytes())?;
+        if key.is_encrypted() {
+            let Some(passphrase) = passphrase else {
+                return Err(Error::key(
+                    "passphrase-protected OpenSSH key: a passphrase is needed to use it",
+                ));
+            };
+            return Ok(vec![Box::new(EncryptedSshIdentity::parse(
+                trimmed.as_bytes(),
+                passphrase,
+            )?)]);
+        }
         return Ok(vec![Box::new(SshIdentity::parse(trimmed.as_bytes())?)]);
     }
     if trimmed.starts_with("-----BEGIN RSA PRIVATE KEY-----")
@@ -118,7 +162,7 @@ pub fn parse_identity_file(bytes: &[u8]) -> Result<Vec<Box<dyn Identity>>> {
     }
     if trimmed.starts_with("-----BEGIN") {
         return Err(Error::key(
-            "unsupported identity file (of PEM keys, OpenSSH's and unencrypted RSA ones are read; encrypted identity files are not)",
+            "unsupported identity file (of PEM keys, OpenSSH's and unencrypted RSA ones are read)",
         ));
     }
     let mut out: Vec<Box<dyn Identity>> = Vec::new();

@@ -37,6 +37,7 @@ pub mod armor;
 mod error;
 pub mod format;
 pub mod keys;
+mod locked;
 mod pq;
 pub mod primitives;
 mod scrypt;
@@ -45,6 +46,7 @@ mod x25519;
 
 pub use error::{Error, Result};
 pub use format::{Header, Stanza};
+pub use locked::{EncryptedIdentityFile, EncryptedSshIdentity, PassphraseSource};
 pub use pq::{HybridIdentity, HybridRecipient};
 pub use primitives::FileKey;
 pub use scrypt::{DEFAULT_LOG_N, MAX_LOG_N, ScryptIdentity, ScryptRecipient};
@@ -189,8 +191,10 @@ impl<R: BufRead> Decryptor<R> {
         self.header.stanzas.iter().any(|s| s.tag == "scrypt")
     }
 
-    /// Unwraps the file key with the first identity that matches a stanza
-    /// and checks the header MAC.
+    /// Unwraps the file key with the first identity (in order) that opens
+    /// any stanza, and checks the header MAC. Identities are tried in turn
+    /// on every stanza, as age does, so a passphrase-protected identity
+    /// after one that opens the file is never asked for its passphrase.
     pub fn unwrap_file_key(&self, identities: &[&dyn Identity]) -> Result<FileKey> {
         let stanzas = &self.header.stanzas;
         if self.is_passphrase() && stanzas.len() != 1 {
@@ -198,8 +202,8 @@ impl<R: BufRead> Decryptor<R> {
                 "a passphrase (scrypt) stanza must be the only stanza",
             ));
         }
-        for stanza in stanzas {
-            for identity in identities {
+        for identity in identities {
+            for stanza in stanzas {
                 match identity.unwrap(stanza) {
                     None => {}
                     Some(Err(e)) => return Err(e),

@@ -223,27 +223,25 @@ impl SshIdentity {
     }
 
     /// Parses an OpenSSH private key file (`-----BEGIN OPENSSH PRIVATE KEY-----`).
-    /// Passphrase-protected keys are refused with a clear error.
+    /// Passphrase-protected keys are refused with a clear error; see
+    /// [`EncryptedSshIdentity`](crate::EncryptedSshIdentity) for those.
     pub fn parse(pem: &[u8]) -> Result<SshIdentity> {
-        let private = PrivateKey::from_openssh(pem).map_err(|e| match e {
-            // A well-formed key of a type this build does not parse
-            // (ECDSA, DSA): say that, not "malformed".
-            ssh_key::Error::AlgorithmUnknown | ssh_key::Error::AlgorithmUnsupported { .. } => {
-                Error::key("SSH key type not supported (ssh-ed25519 and ssh-rsa are)")
-            }
-            e => Error::key(format!("malformed OpenSSH private key: {e}")),
-        })?;
+        let private = parse_openssh(pem)?;
         if private.is_encrypted() {
             return Err(Error::key(
-                "passphrase-protected OpenSSH keys are not supported: use an unencrypted copy \
-                 (ssh-keygen -p -N '' -f COPY) or an age identity",
+                "passphrase-protected OpenSSH key: a passphrase is needed to use it",
             ));
         }
-        let blob = private
-            .public_key()
-            .to_bytes()
-            .map_err(|e| Error::key(format!("malformed OpenSSH private key: {e}")))?;
-        let key = match private.key_data() {
+        SshIdentity::from_keypair(private.key_data())
+    }
+
+    /// The identity of an unencrypted key pair.
+    pub(crate) fn from_keypair(key_data: &KeypairData) -> Result<SshIdentity> {
+        let malformed =
+            |e: ssh_key::Error| Error::key(format!("malformed OpenSSH private key: {e}"));
+        let public = KeyData::try_from(key_data).map_err(malformed)?;
+        let blob = PublicKey::from(public).to_bytes().map_err(malformed)?;
+        let key = match key_data {
             KeypairData::Ed25519(kp) => {
                 let seed = Zeroizing::new(kp.private.to_bytes());
                 let mut hash = Zeroizing::new([0u8; 64]);
@@ -270,12 +268,7 @@ impl SshIdentity {
                 .map_err(|e| Error::key(format!("unusable ssh-rsa private key: {e}")))?;
                 IdentityKey::Rsa(Box::new(key))
             }
-            other => {
-                return Err(Error::key(format!(
-                    "SSH key type {} is not supported (ssh-ed25519 and ssh-rsa are)",
-                    other.algorithm().map(|a| a.to_string()).unwrap_or_default()
-                )));
-            }
+            other => return Err(unsupported_type(other.algorithm().ok())),
         };
         Ok(SshIdentity {
             tag: key_tag(&blob),
@@ -283,6 +276,41 @@ impl SshIdentity {
             key,
         })
     }
+}
+
+/// Parses an OpenSSH private key file, encrypted or not.
+pub(crate) fn parse_openssh(pem: &[u8]) -> Result<PrivateKey> {
+    PrivateKey::from_openssh(pem).map_err(|e| match e {
+        // A well-formed key of a type this build does not parse
+        // (ECDSA, DSA): say that, not "malformed".
+        ssh_key::Error::AlgorithmUnknown | ssh_key::Error::AlgorithmUnsupported { .. } => {
+            unsupported_type(None)
+        }
+        e => Error::key(format!("malformed OpenSSH private key: {e}")),
+    })
+}
+
+fn unsupported_type(algorithm: Option<ssh_key::Algorithm>) -> Error {
+    match algorithm {
+        Some(a) => Error::key(format!(
+            "SSH key type {a} is not supported (ssh-ed25519 and ssh-rsa are)"
+        )),
+        None => Error::key("SSH key type not supported (ssh-ed25519 and ssh-rsa are)"),
+    }
+}
+
+/// The stanza type and tag an SSH public key's stanzas carry; `None` for
+/// key types age has no stanza for.
+pub(crate) fn stanza_id(public: &KeyData) -> Result<(&'static str, String)> {
+    let kind = match public {
+        KeyData::Ed25519(_) => "ssh-ed25519",
+        KeyData::Rsa(_) => "ssh-rsa",
+        other => return Err(unsupported_type(Some(other.algorithm()))),
+    };
+    let blob = PublicKey::from(public.clone())
+        .to_bytes()
+        .map_err(|e| Error::key(format!("malformed OpenSSH private key: {e}")))?;
+    Ok((kind, key_tag(&blob)))
 }
 
 impl fmt::Debug for SshIdentity {

@@ -5,8 +5,11 @@
 
 use super::age_output::{AtomicFile, refuse_existing, remove_temp_on_interrupt, same_file};
 use clap::Args as ClapArgs;
+use hwcrypt_age::PassphraseSource;
 use hwcrypt_age::armor::{ArmoredReader, ArmoredWriter, sniff_armor};
-use hwcrypt_age::keys::{parse_identity_file, parse_recipient, parse_recipients_file_with};
+use hwcrypt_age::keys::{
+    parse_identity_file_with_passphrase, parse_recipient, parse_recipients_file_with,
+};
 use hwcrypt_age::{
     Decryptor, Encryptor, HybridIdentity, Identity, Recipient, ScryptIdentity, ScryptRecipient,
     X25519Identity,
@@ -18,6 +21,7 @@ use std::os::fd::AsFd;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::{Arc, OnceLock};
 use zeroize::Zeroizing;
 
 /// Inputs larger than this get a progress bar (on a terminal).
@@ -72,12 +76,15 @@ pub struct EncryptArgs {
 #[derive(Debug, ClapArgs)]
 pub struct DecryptArgs {
     /// Decrypt with the identities in FILE: AGE-SECRET-KEY-1 or
-    /// AGE-SECRET-KEY-PQ-1 lines, or an OpenSSH private key (repeatable;
-    /// - reads standard input).
+    /// AGE-SECRET-KEY-PQ-1 lines, or an OpenSSH private key, either also
+    /// passphrase-protected (an encrypted OpenSSH key, an age-encrypted
+    /// identity file: asked for only when needed) (repeatable; - reads
+    /// standard input).
     #[arg(short = 'i', long = "identity", value_name = "FILE")]
     identities: Vec<PathBuf>,
-    /// For passphrase-encrypted files: read the passphrase from the first
-    /// line of FILE instead of asking on the terminal.
+    /// Read the passphrase from the first line of FILE instead of asking on
+    /// the terminal: a passphrase-encrypted file's, or else the one of the
+    /// passphrase-protected identities.
     #[arg(long = "passphrase-file", value_name = "FILE")]
     passphrase_file: Option<PathBuf>,
     #[command(flatten)]
@@ -449,15 +456,47 @@ fn encrypt(args: &EncryptArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Asks on the terminal with the progress bar, if one is shown, put aside.
+fn prompt_beside(
+    bar: &OnceLock<ProgressBar>,
+    question: &str,
+) -> Result<Zeroizing<String>, Failure> {
+    match bar.get() {
+        Some(bar) => bar.suspend(|| prompt(question)),
+        None => prompt(question),
+    }
+}
+
+/// The identities of the `-i` files. A passphrase-protected one asks for
+/// its passphrase (from `passphrase_file`, or on the terminal) only when a
+/// stanza needs it.
 fn load_identities(
-    paths: &[PathBuf],
-    common: &CommonArgs,
+    args: &DecryptArgs,
+    bar: &Arc<OnceLock<ProgressBar>>,
 ) -> Result<Vec<Box<dyn Identity>>, Failure> {
     let mut out = Vec::new();
-    for path in paths {
-        let bytes = read_key_file(path, "identity file", common, common.quiet)?;
+    for path in &args.identities {
+        let bytes = read_key_file(path, "identity file", &args.common, args.common.quiet)?;
+        let (path_shown, passphrase_file, bar) = (
+            path.display().to_string(),
+            args.passphrase_file.clone(),
+            bar.clone(),
+        );
+        let passphrase: PassphraseSource = Box::new(move || {
+            match &passphrase_file {
+                Some(file) => passphrase_from_file(file),
+                None => prompt_beside(
+                    &bar,
+                    &format!("Enter passphrase for identity file \"{path_shown}\": "),
+                ),
+            }
+            .map_err(|f| match f {
+                Failure::Usage(m) | Failure::Failed(m) => hwcrypt_age::Error::Key(m),
+            })
+        });
         out.extend(
-            parse_identity_file(&bytes).map_err(|e| usage(format!("{}: {e}", path.display())))?,
+            parse_identity_file_with_passphrase(&bytes, passphrase)
+                .map_err(|e| usage(format!("{}: {e}", path.display())))?,
         );
     }
     Ok(out)
@@ -465,10 +504,14 @@ fn load_identities(
 
 fn decrypt(args: &DecryptArgs) -> Result<(), Failure> {
     let threads = threads(&args.common)?;
-    let mut identities = load_identities(&args.identities, &args.common)?;
+    let shown_bar = Arc::new(OnceLock::new());
+    let mut identities = load_identities(args, &shown_bar)?;
     let (input, len) = open_input(&args.common)?;
     let mut output = Output::open(&args.common, false)?;
     let bar = progress_bar(&args.common, len);
+    if let Some(bar) = &bar {
+        let _ = shown_bar.set(bar.clone());
+    }
     let mut reader = Progress {
         inner: BufReader::with_capacity(1 << 16, input),
         bar: bar.clone(),
@@ -494,7 +537,7 @@ fn decrypt(args: &DecryptArgs) -> Result<(), Failure> {
         }
         let pass = match &args.passphrase_file {
             Some(p) => passphrase_from_file(p)?,
-            None => prompt("Enter passphrase: ")?,
+            None => prompt_beside(&shown_bar, "Enter passphrase: ")?,
         };
         identities.push(Box::new(ScryptIdentity::new(pass)));
     } else if identities.is_empty() {

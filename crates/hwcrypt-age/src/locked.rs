@@ -1,0 +1,283 @@
+//! Passphrase-protected identities, opened the first time a stanza needs
+//! them (as age does: a file that one of several identities opens asks for
+//! no passphrase of the others):
+//!
+//! * [`EncryptedSshIdentity`]: an OpenSSH private key encrypted by
+//!   `ssh-keygen` (bcrypt-pbkdf, then AES-CTR or AES-CBC). The key file's
+//!   public half says which stanzas are for it, so the passphrase is asked
+//!   for only when one is. The AES is hwcrypt's.
+//! * [`EncryptedIdentityFile`]: an identity file that is itself an age file
+//!   encrypted with a passphrase (`age -p key.txt > key.age`), binary or
+//!   armored; asked for at the first stanza any identity could open.
+
+use crate::error::{Error, Result};
+use crate::format::Stanza;
+use crate::primitives::FileKey;
+use crate::scrypt::ScryptIdentity;
+use crate::ssh::{SshIdentity, parse_openssh, stanza_id};
+use crate::{Decryptor, Identity, armor, keys};
+use core::fmt;
+use hwcrypt::aes::Aes;
+use hwcrypt::modes::{Cbc, Ctr};
+use ssh_encoding::Decode;
+use ssh_key::private::KeypairData;
+use ssh_key::public::KeyData;
+use ssh_key::{Cipher, Kdf, PrivateKey};
+use std::io::Read;
+use std::sync::OnceLock;
+use zeroize::Zeroizing;
+
+/// Gives the passphrase of a passphrase-protected identity; called only
+/// when the identity is needed, at most once per identity that opens.
+pub type PassphraseSource = Box<dyn Fn() -> Result<Zeroizing<String>> + Send + Sync>;
+
+/// How a passphrase-protected OpenSSH key's private section is encrypted.
+#[derive(Clone, Copy)]
+enum SshKeyCipher {
+    Ctr(usize),
+    Cbc(usize),
+}
+
+impl SshKeyCipher {
+    fn of(cipher: Cipher) -> Result<SshKeyCipher> {
+        Ok(match cipher {
+            Cipher::Aes128Ctr => SshKeyCipher::Ctr(16),
+            Cipher::Aes192Ctr => SshKeyCipher::Ctr(24),
+            Cipher::Aes256Ctr => SshKeyCipher::Ctr(32),
+            Cipher::Aes128Cbc => SshKeyCipher::Cbc(16),
+            Cipher::Aes192Cbc => SshKeyCipher::Cbc(24),
+            Cipher::Aes256Cbc => SshKeyCipher::Cbc(32),
+            other => {
+                return Err(Error::key(format!(
+                    "OpenSSH key encrypted with {} is not supported (aes*-ctr, ssh-keygen's \
+                     default, and aes*-cbc are; `ssh-keygen -p -Z aes256-ctr` re-encrypts it)",
+                    other.as_str()
+                )));
+            }
+        })
+    }
+
+    fn key_len(self) -> usize {
+        match self {
+            SshKeyCipher::Ctr(n) | SshKeyCipher::Cbc(n) => n,
+        }
+    }
+}
+
+/// A passphrase-protected OpenSSH private key (`ssh-ed25519` or `ssh-rsa`)
+/// as an identity; decrypted the first time a stanza for its public key is
+/// found.
+pub struct EncryptedSshIdentity {
+    key: PrivateKey,
+    cipher: SshKeyCipher,
+    salt: Vec<u8>,
+    rounds: u32,
+    kind: &'static str,
+    tag: String,
+    passphrase: PassphraseSource,
+    opened: OnceLock<SshIdentity>,
+}
+
+impl EncryptedSshIdentity {
+    /// Parses a passphrase-protected OpenSSH private key file; `passphrase`
+    /// is called when a stanza for the key is found. The key type, cipher
+    /// and KDF are checked here, before any passphrase is asked for.
+    pub fn parse(pem: &[u8], passphrase: PassphraseSource) -> Result<EncryptedSshIdentity> {
+        let key = parse_openssh(pem)?;
+        if !key.is_encrypted() {
+            return Err(Error::key("the OpenSSH key is not passphrase-protected"));
+        }
+        let (kind, tag) = stanza_id(key.public_key().key_data())?;
+        let cipher = SshKeyCipher::of(key.cipher())?;
+        let (salt, rounds) = match key.kdf() {
+            Kdf::Bcrypt { salt, rounds } if *rounds > 0 && !salt.is_empty() => {
+                (salt.clone(), *rounds)
+            }
+            _ => return Err(Error::key("malformed OpenSSH private key (KDF)")),
+        };
+        if key.key_data().encrypted().is_none_or(|c| c.len() % 16 != 0) {
+            return Err(Error::key(
+                "malformed OpenSSH private key (private section)",
+            ));
+        }
+        Ok(EncryptedSshIdentity {
+            key,
+            cipher,
+            salt,
+            rounds,
+            kind,
+            tag,
+            passphrase,
+            opened: OnceLock::new(),
+        })
+    }
+
+    fn open(&self) -> Result<&SshIdentity> {
+        if let Some(id) = self.opened.get() {
+            return Ok(id);
+        }
+        let passphrase = (self.passphrase)()?;
+        let id = self.decrypt(passphrase.as_bytes())?;
+        Ok(self.opened.get_or_init(|| id))
+    }
+
+    /// bcrypt-pbkdf gives the key and IV; the private section is
+    /// `checkint checkint keypair comment 1 2 3 ...` (OpenSSH's PROTOCOL.key),
+    /// whose two equal check words tell a right passphrase from a wrong one.
+    fn decrypt(&self, passphrase: &[u8]) -> Result<SshIdentity> {
+        let malformed = || Error::key("malformed OpenSSH private key (private section)");
+        let key_len = self.cipher.key_len();
+        let mut derived = Zeroizing::new([0u8; 48]);
+        let derived = &mut derived[..key_len + 16];
+        bcrypt_pbkdf::bcrypt_pbkdf(passphrase, &self.salt, self.rounds, derived)
+            .map_err(|_| Error::key("malformed OpenSSH private key (KDF)"))?;
+        let (aes_key, iv) = derived.split_at(key_len);
+        let aes = Aes::new(aes_key).map_err(|_| malformed())?;
+        let mut section = Zeroizing::new(
+            self.key
+                .key_data()
+                .encrypted()
+                .ok_or_else(malformed)?
+                .to_vec(),
+        );
+        match self.cipher {
+            SshKeyCipher::Ctr(_) => {
+                Ctr::new(aes, iv).and_then(|mut c| c.apply_keystream(&mut section))
+            }
+            SshKeyCipher::Cbc(_) => Cbc::new(aes, iv).and_then(|mut c| c.decrypt(&mut section)),
+        }
+        .map_err(|_| malformed())?;
+        let mut reader: &[u8] = &section;
+        let check1 = u32::decode(&mut reader).map_err(|_| malformed())?;
+        let check2 = u32::decode(&mut reader).map_err(|_| malformed())?;
+        if check1 != check2 {
+            return Err(Error::IdentityPassphrase);
+        }
+        let keypair = KeypairData::decode(&mut reader).map_err(|_| malformed())?;
+        if KeyData::try_from(&keypair).ok().as_ref() != Some(self.key.public_key().key_data()) {
+            return Err(Error::key(
+                "inconsistent OpenSSH private key (the private key is not the public one's)",
+            ));
+        }
+        let _comment = String::decode(&mut reader).map_err(|_| malformed())?;
+        // What is left is the padding 1, 2, 3, ... to the cipher's block.
+        let padding_ok = reader.len() < 16 && reader.iter().zip(1u8..).all(|(&b, n)| b == n);
+        if !padding_ok {
+            return Err(malformed());
+        }
+        SshIdentity::from_keypair(&keypair)
+    }
+}
+
+impl fmt::Debug for EncryptedSshIdentity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "EncryptedSshIdentity({}, tag {}, {})",
+            self.kind,
+            self.tag,
+            if self.opened.get().is_some() {
+                "opened"
+            } else {
+                "locked"
+            }
+        )
+    }
+}
+
+impl Identity for EncryptedSshIdentity {
+    fn unwrap(&self, stanza: &Stanza) -> Option<Result<FileKey>> {
+        if stanza.tag != self.kind || stanza.args.first() != Some(&self.tag) {
+            return None;
+        }
+        match self.open() {
+            Ok(id) => id.unwrap(stanza),
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+/// An identity file encrypted with a passphrase as an age file (binary or
+/// armored), as age accepts for `-i`; opened at the first stanza that is
+/// not a passphrase stanza, its identities then tried on every stanza.
+pub struct EncryptedIdentityFile {
+    contents: Vec<u8>,
+    passphrase: PassphraseSource,
+    opened: OnceLock<Vec<Box<dyn Identity>>>,
+}
+
+impl EncryptedIdentityFile {
+    /// Whether `bytes` look like an age file (binary or armored) rather
+    /// than an identity file.
+    pub fn detect(bytes: &[u8]) -> bool {
+        bytes.starts_with(b"age-encryption.org/") || armor::is_armored(bytes)
+    }
+
+    /// Takes an age-encrypted identity file; its header is checked here
+    /// (it must be encrypted with a passphrase), before any passphrase is
+    /// asked for.
+    pub fn new(contents: Vec<u8>, passphrase: PassphraseSource) -> Result<EncryptedIdentityFile> {
+        let file = EncryptedIdentityFile {
+            contents,
+            passphrase,
+            opened: OnceLock::new(),
+        };
+        let binary = file.binary()?;
+        if !Decryptor::new(&binary[..])?.is_passphrase() {
+            return Err(Error::key(
+                "an age-encrypted identity file must be encrypted with a passphrase (age -p)",
+            ));
+        }
+        Ok(file)
+    }
+
+    fn binary(&self) -> Result<std::borrow::Cow<'_, [u8]>> {
+        Ok(if armor::is_armored(&self.contents) {
+            armor::decode_armor(&self.contents)?.into()
+        } else {
+            self.contents[..].into()
+        })
+    }
+
+    fn open(&self) -> Result<&[Box<dyn Identity>]> {
+        if let Some(ids) = self.opened.get() {
+            return Ok(ids);
+        }
+        let scrypt = ScryptIdentity::new((self.passphrase)()?);
+        let binary = self.binary()?;
+        let mut reader = Decryptor::new(&binary[..])?
+            .decrypt(&[&scrypt])
+            .map_err(|e| match e {
+                Error::Passphrase => Error::IdentityPassphrase,
+                e => e,
+            })?;
+        let mut plain = Zeroizing::new(Vec::new());
+        reader.read_to_end(&mut plain).map_err(Error::from_io)?;
+        let ids = keys::parse_identity_file(&plain)
+            .map_err(|e| Error::key(format!("in the encrypted identity file: {e}")))?;
+        Ok(self.opened.get_or_init(|| ids))
+    }
+}
+
+impl fmt::Debug for EncryptedIdentityFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.opened.get() {
+            Some(ids) => write!(f, "EncryptedIdentityFile(opened, {} identities)", ids.len()),
+            None => f.write_str("EncryptedIdentityFile(locked)"),
+        }
+    }
+}
+
+impl Identity for EncryptedIdentityFile {
+    fn unwrap(&self, stanza: &Stanza) -> Option<Result<FileKey>> {
+        // A passphrase stanza is the file's only one, and no identity
+        // file opens it.
+        if stanza.tag == "scrypt" {
+            return None;
+        }
+        match self.open() {
+            Ok(ids) => ids.iter().find_map(|id| id.unwrap(stanza)),
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
