@@ -6,7 +6,7 @@
 # `python3 -m venv` is missing, and maturin, pytest and cryptography (pinned)
 # into the environment. Prints "N passed, N failed".
 #
-# ci-build-dirs: target/py-venv target/maturin
+# ci-build-dirs: target/py-venv target/maturin target/python
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source .ci/lib.sh
@@ -24,9 +24,8 @@ if [ ! -x "$venv/bin/python" ]; then
     fi
 fi
 "$venv/bin/pip" install -q --disable-pip-version-check maturin==1.16.0 pytest==8.4.2 cryptography==48.0.0
-# Cargo's dev profile (optimised: the workspace sets opt-level 3), so the
-# extension reuses the libraries `cargo test` built instead of compiling
-# them again with fat LTO; `pip install ./crates/hwcrypt-py` builds release.
+# The wheel's own profile (`[tool.maturin] profile = "python"`: release,
+# fat LTO, panics unwind), so the tests run the build `pip install` makes.
 echo "== maturin develop (crates/hwcrypt-py)"
 (cd crates/hwcrypt-py && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" maturin develop -q)
 

@@ -157,9 +157,11 @@ impl<'py> Args<'py> {
     }
 
     /// `cryptography`'s checks, after every argument was converted (as it
-    /// does): the lengths, then the nonce.
-    fn check<S: Sealer>(&self, key: &S) -> PyResult<()> {
-        if self.data.as_slice().len() > MAX_LEN || self.aad().len() > MAX_LEN {
+    /// does): the lengths (when encrypting only: a ciphertext of the
+    /// longest plaintext is 16 bytes longer, and `cryptography` opens it),
+    /// then the nonce.
+    fn check<S: Sealer>(&self, key: &S, encrypting: bool) -> PyResult<()> {
+        if encrypting && (self.data.as_slice().len() > MAX_LEN || self.aad().len() > MAX_LEN) {
             return Err(PyOverflowError::new_err(
                 "Data or associated data too long. Max 2**31 - 1 bytes",
             ));
@@ -176,7 +178,7 @@ fn encrypt<'py, S: Sealer>(
     aad: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let args = Args::new(nonce, data, aad)?;
-    args.check(key)?;
+    args.check(key, true)?;
     let (nonce, data, aad) = (args.nonce.as_slice(), args.data.as_slice(), args.aad());
     if S::ONE_PASS {
         // The result cleared (writes only) instead of a copy of the input
@@ -205,7 +207,7 @@ fn decrypt<'py, S: Sealer>(
     aad: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let args = Args::new(nonce, data, aad)?;
-    args.check(key)?;
+    args.check(key, false)?;
     let (nonce, data, aad) = (args.nonce.as_slice(), args.data.as_slice(), args.aad());
     if data.len() < TAG {
         return Err(invalid_tag(py));
@@ -231,7 +233,7 @@ fn encrypt_into<'py, S: Sealer>(
 ) -> PyResult<usize> {
     let args = Args::new(nonce, data, aad)?;
     let mut out = Output::new(buf)?;
-    args.check(key)?;
+    args.check(key, true)?;
     let len = args.data.as_slice().len();
     if out.len() != len + TAG {
         return Err(PyValueError::new_err(format!(
@@ -258,7 +260,7 @@ fn decrypt_into<'py, S: Sealer>(
 ) -> PyResult<usize> {
     let args = Args::new(nonce, data, aad)?;
     let mut out = Output::new(buf)?;
-    args.check(key)?;
+    args.check(key, false)?;
     let len = args.data.as_slice().len();
     if len < TAG {
         return Err(invalid_tag(py));
@@ -413,11 +415,11 @@ impl AesGcmPy {
 
     /// A random key of `bit_length` (128, 192 or 256) bits.
     #[staticmethod]
-    fn generate_key(py: Python<'_>, bit_length: i64) -> PyResult<Bound<'_, PyBytes>> {
+    fn generate_key(py: Python<'_>, bit_length: usize) -> PyResult<Bound<'_, PyBytes>> {
         if !matches!(bit_length, 128 | 192 | 256) {
             return Err(PyValueError::new_err("bit_length must be 128, 192, or 256"));
         }
-        random_key(py, bit_length as usize / 8)
+        random_key(py, bit_length / 8)
     }
 }
 

@@ -182,7 +182,13 @@ impl State {
                         stream.decrypt_to(input, out)
                     }
                 })
-                .map_err(to_py)
+                .map_err(|e| match e {
+                    // `cryptography`'s ValueError for the GCM limit.
+                    hwcrypt::Error::MessageTooLong { .. } => {
+                        PyValueError::new_err("Exceeded maximum encrypted byte limit")
+                    }
+                    e => to_py(e),
+                })
             }
         }
     }
@@ -351,7 +357,12 @@ impl CipherContext {
                         "Update has been called on this context.",
                     ));
                 }
-                g.stream.aad(input.as_slice()).map_err(to_py)
+                g.stream.aad(input.as_slice()).map_err(|e| match e {
+                    hwcrypt::Error::MessageTooLong { .. } => {
+                        PyValueError::new_err("Exceeded maximum associated data byte limit")
+                    }
+                    e => to_py(e),
+                })
             }
             _ => Err(PyValueError::new_err(
                 "authenticate_additional_data is only for GCM",
@@ -558,6 +569,12 @@ fn xts_parts<'py>(
         .as_slice()
         .try_into()
         .map_err(|_| PyValueError::new_err("tweak must be 128-bits (16 bytes)"))?;
+    // AES-192-XTS (48 bytes) is not in IEEE 1619; `Cipher` refuses it too.
+    if !matches!(key.as_slice().len(), 32 | 64) {
+        return Err(PyValueError::new_err(
+            "The XTS specification requires a 256-bit key for AES-128-XTS and 512-bit key for AES-256-XTS",
+        ));
+    }
     Ok((Xts::new(key.as_slice()).map_err(to_py)?, tweak))
 }
 

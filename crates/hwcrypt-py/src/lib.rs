@@ -55,6 +55,16 @@ fn cpu_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         backends.set_item(alg.name(), entry)?;
     }
     d.set_item("backends", backends)?;
+    // How the extension was built: "unwind" (a Rust panic is raised as
+    // PanicException), or "abort" (it would end the interpreter).
+    d.set_item(
+        "panic",
+        if cfg!(panic = "unwind") {
+            "unwind"
+        } else {
+            "abort"
+        },
+    )?;
     Ok(d)
 }
 

@@ -188,3 +188,48 @@ def test_review_2026_11_29_cryptography_parity():
          lambda: c_aead.AESGCM(key).encrypt(b"\0" * 12, strided, None))
     with pytest.raises(BufferError):
         hwcrypt.AESGCM(key).encrypt(b"\0" * 12, strided, None)
+
+
+def test_review_2026_11_29_second():
+    """Found in a second review: generate_key(-1) raised ValueError (an
+    OverflowError in cryptography); the one-shot XTS functions took 48-byte
+    keys that Cipher refuses; the wheel's profile must unwind panics."""
+    same(lambda: hwcrypt.AESGCM.generate_key(-1), lambda: c_aead.AESGCM.generate_key(-1))
+    with pytest.raises(ValueError, match="XTS specification"):
+        hwcrypt.aes_xts_encrypt(bytes(range(48)), b"\0" * 16, b"x" * 16)
+    with pytest.raises(ValueError, match="XTS specification"):
+        hwcrypt.aes_xts_decrypt(bytes(range(48)), b"\0" * 16, b"x" * 16)
+    # This build (CI's: maturin develop, the dev profile) unwinds, and so
+    # does the wheel's profile: `pip install` builds [profile.python].
+    assert hwcrypt.cpu_info()["panic"] == "unwind"
+    import pathlib
+    import tomllib
+
+    here = pathlib.Path(__file__).resolve().parent
+    pyproject = tomllib.loads((here.parent / "pyproject.toml").read_text())
+    workspace = tomllib.loads((here.parents[2] / "Cargo.toml").read_text())
+    profile = pyproject["tool"]["maturin"]["profile"]
+    assert workspace["profile"][profile]["panic"] == "unwind"
+
+
+def test_aead_decrypt_checks_no_length_before_the_tag():
+    """cryptography checks the 2**31 - 1 limit when encrypting only (its
+    ciphertext is 16 bytes longer); hwcrypt refused to decrypt it. The
+    buffers are zero pages of an anonymous map: nothing is touched before
+    the tag check fails."""
+    import mmap
+
+    size = 2**31 + 15
+    try:
+        m = mmap.mmap(-1, size)
+    except (OSError, OverflowError, MemoryError):
+        pytest.skip("no 2 GiB address space")
+    try:
+        view = memoryview(m)
+        for cls, key in [(hwcrypt.AESGCM, K16), (hwcrypt.ChaCha20Poly1305, K32)]:
+            # A wrong-size buffer is the first complaint of decrypt_into.
+            with pytest.raises(ValueError, match="buffer must be"):
+                cls(key).decrypt_into(b"\0" * 12, view, None, bytearray(1))
+        view.release()
+    finally:
+        m.close()
