@@ -18,8 +18,10 @@ use std::io::{BufRead, Read};
 pub const VERSION_LINE: &str = "age-encryption.org/v1";
 /// Characters per full line of a stanza body.
 const COLUMNS: usize = 64;
-/// Largest header accepted from a stream (hybrid stanzas are a few KiB).
-pub const MAX_HEADER_LEN: usize = 1 << 20;
+/// Largest header accepted from a stream, and written: 16 MiB, as the key
+/// files (hybrid stanzas are a few KiB; age reads files to ten thousand
+/// X25519 recipients, about 1.8 MiB of header).
+pub const MAX_HEADER_LEN: usize = 16 << 20;
 
 /// One recipient stanza: a type, its arguments and a body.
 #[derive(Clone, PartialEq, Eq)]
@@ -185,7 +187,7 @@ pub fn read_header<R: BufRead>(input: &mut R) -> Result<Header> {
             });
         }
         if buf.len() > MAX_HEADER_LEN {
-            return Err(Error::header("header longer than 1 MiB"));
+            return Err(Error::header("header longer than 16 MiB"));
         }
         if buf[start..].starts_with(b"---") || buf[start..].last() != Some(&b'\n') {
             break;

@@ -81,6 +81,14 @@ pub trait Identity: Send + Sync + core::fmt::Debug {
     /// this identity's type but malformed (the whole file is rejected).
     /// `Some(Ok)`: the file key.
     fn unwrap(&self, stanza: &Stanza) -> Option<Result<FileKey>>;
+
+    /// The recipients files to this identity are encrypted to (age's
+    /// `-e -i`): the public key of an age or SSH identity. A
+    /// passphrase-protected identity file is opened for it; a passphrase
+    /// has none.
+    fn recipients(&self) -> Result<Vec<Box<dyn Recipient>>> {
+        Err(Error::key("this identity has no recipient to encrypt to"))
+    }
 }
 
 /// Encrypts to a set of recipients.
@@ -126,6 +134,11 @@ impl Encryptor {
             stanzas.extend(r.wrap(&file_key)?);
         }
         let mut head = format::write_header(&stanzas, &file_key);
+        if head.len() > format::MAX_HEADER_LEN {
+            return Err(Error::key(
+                "too many recipients: the header would be longer than 16 MiB (more than a file may have to decrypt)",
+            ));
+        }
         let mut nonce = [0u8; 16];
         primitives::fill_random(&mut nonce)?;
         head.extend_from_slice(&nonce);

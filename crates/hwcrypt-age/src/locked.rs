@@ -14,8 +14,8 @@ use crate::error::{Error, Result};
 use crate::format::Stanza;
 use crate::primitives::FileKey;
 use crate::scrypt::ScryptIdentity;
-use crate::ssh::{SshIdentity, parse_openssh, stanza_id};
-use crate::{Decryptor, Identity, armor, keys};
+use crate::ssh::{SshIdentity, SshRecipient, parse_openssh, stanza_id};
+use crate::{Decryptor, Identity, Recipient, armor, keys};
 use core::fmt;
 use hwcrypt::aes::Aes;
 use hwcrypt::modes::{Cbc, Ctr};
@@ -186,6 +186,14 @@ impl fmt::Debug for EncryptedSshIdentity {
 }
 
 impl Identity for EncryptedSshIdentity {
+    /// From the key file's public half: no passphrase is asked for.
+    fn recipients(&self) -> Result<Vec<Box<dyn Recipient>>> {
+        let blob = ssh_key::PublicKey::from(self.key.public_key().key_data().clone())
+            .to_bytes()
+            .map_err(|e| Error::key(format!("malformed OpenSSH private key: {e}")))?;
+        Ok(vec![Box::new(SshRecipient::from_blob(&blob)?)])
+    }
+
     fn unwrap(&self, stanza: &Stanza) -> Option<Result<FileKey>> {
         if stanza.tag != self.kind || stanza.args.first() != Some(&self.tag) {
             return None;
@@ -269,6 +277,14 @@ impl fmt::Debug for EncryptedIdentityFile {
 }
 
 impl Identity for EncryptedIdentityFile {
+    fn recipients(&self) -> Result<Vec<Box<dyn Recipient>>> {
+        let mut out = Vec::new();
+        for id in self.open()? {
+            out.extend(id.recipients()?);
+        }
+        Ok(out)
+    }
+
     fn unwrap(&self, stanza: &Stanza) -> Option<Result<FileKey>> {
         // A passphrase stanza is the file's only one, and no identity
         // file opens it.

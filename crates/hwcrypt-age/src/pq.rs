@@ -279,6 +279,10 @@ impl fmt::Debug for HybridIdentity {
 }
 
 impl Identity for HybridIdentity {
+    fn recipients(&self) -> Result<Vec<Box<dyn Recipient>>> {
+        Ok(vec![Box::new(self.to_public())])
+    }
+
     fn unwrap(&self, stanza: &Stanza) -> Option<Result<FileKey>> {
         if stanza.tag != STANZA_TAG {
             return None;

@@ -120,6 +120,16 @@ impl SshRecipient {
     }
 }
 
+impl SshRecipient {
+    /// The recipient of an SSH public key blob (an identity's public half).
+    pub(crate) fn from_blob(blob: &[u8]) -> Result<SshRecipient> {
+        let line = PublicKey::from_bytes(blob)
+            .and_then(|k| k.to_openssh())
+            .map_err(|e| Error::key(format!("malformed SSH public key: {e}")))?;
+        SshRecipient::parse(&line)
+    }
+}
+
 impl fmt::Debug for SshRecipient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "SshRecipient({})", self.line)
@@ -324,6 +334,10 @@ impl fmt::Debug for SshIdentity {
 }
 
 impl Identity for SshIdentity {
+    fn recipients(&self) -> Result<Vec<Box<dyn Recipient>>> {
+        Ok(vec![Box::new(SshRecipient::from_blob(&self.blob)?)])
+    }
+
     fn unwrap(&self, stanza: &Stanza) -> Option<Result<FileKey>> {
         match (&self.key, stanza.tag.as_str()) {
             (

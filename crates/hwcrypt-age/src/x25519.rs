@@ -201,6 +201,10 @@ pub(crate) fn unwrap_from(
 }
 
 impl Identity for X25519Identity {
+    fn recipients(&self) -> Result<Vec<Box<dyn Recipient>>> {
+        Ok(vec![Box::new(self.to_public())])
+    }
+
     fn unwrap(&self, stanza: &Stanza) -> Option<Result<FileKey>> {
         if stanza.tag != STANZA_TAG {
             return None;

@@ -534,3 +534,27 @@ fn pem_key_with_text_after_it() {
     pem.extend_from_slice(b"# a comment\nssh-rsa AAAA... test\n");
     assert_eq!(parse_identity_file(&pem).unwrap().len(), 1);
 }
+
+/// Found in review (2026-11-29): a file to some thousands of recipients
+/// (as age writes and reads) had a header over the 1 MiB the reader took,
+/// and encrypting never checked it. The limit is 16 MiB both ways.
+#[test]
+fn headers_of_many_recipients() {
+    let id = X25519Identity::generate().unwrap();
+    let many: Vec<Box<dyn Recipient>> = (0..12_000)
+        .map(|_| Box::new(id.to_public()) as Box<dyn Recipient>)
+        .collect();
+    let file = encrypt(many, b"to twelve thousand");
+    assert!(file.len() > 1 << 20);
+    assert_eq!(decrypt(&file, &[&id]).unwrap(), b"to twelve thousand");
+
+    let pq = HybridIdentity::generate().unwrap();
+    let too_many: Vec<Box<dyn Recipient>> = (0..12_000)
+        .map(|_| Box::new(pq.to_public()) as Box<dyn Recipient>)
+        .collect();
+    let err = Encryptor::with_recipients(too_many)
+        .unwrap()
+        .wrap_output(Vec::new())
+        .unwrap_err();
+    assert!(err.to_string().contains("longer than 16 MiB"), "{err}");
+}

@@ -529,7 +529,8 @@ fn output_failures_keygen_force_and_split_armor() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
 
-    // The output is a directory: the rename fails, nothing is left.
+    // The output is a directory: refused before any work (a usage error),
+    // nothing is left.
     std::fs::create_dir(dir.join("outdir")).unwrap();
     let o = hwcrypt(
         &[
@@ -538,7 +539,7 @@ fn output_failures_keygen_force_and_split_armor() {
         &dir,
         None,
     );
-    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(leftovers(&dir, &["key.txt", "p", "v.age", "v.asc", "outdir"]).is_empty());
     assert_eq!(std::fs::read_dir(dir.join("outdir")).unwrap().count(), 0);
 
@@ -559,14 +560,16 @@ fn output_failures_keygen_force_and_split_armor() {
     assert_eq!(meta.permissions().mode() & 0o777, 0o600);
     std::fs::write(dir.join("target.txt"), "t\n").unwrap();
     std::os::unix::fs::symlink("target.txt", dir.join("lnk")).unwrap();
+    // The link is followed (it stays); its target is replaced by a new
+    // 0600 file (a secret key does not take the old file's mode).
     let o = hwcrypt(&["keygen", "-o", "lnk", "--force"], &dir, None);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(
-        std::fs::read_to_string(dir.join("target.txt")).unwrap(),
-        "t\n"
-    );
+    let key = std::fs::read_to_string(dir.join("target.txt")).unwrap();
+    assert!(key.contains("AGE-SECRET-KEY-1"));
     let link = std::fs::symlink_metadata(dir.join("lnk")).unwrap();
-    assert!(link.file_type().is_file() && link.permissions().mode() & 0o777 == 0o600);
+    assert!(link.file_type().is_symlink());
+    let target = std::fs::metadata(dir.join("target.txt")).unwrap();
+    assert_eq!(target.permissions().mode() & 0o777, 0o600);
 
     // Armor through a pipe whose first read returns five bytes.
     let armored = std::fs::read(dir.join("v.asc")).unwrap();
@@ -667,4 +670,180 @@ fn stdin_key_files_size_cap_skipped_keys_and_keygen_notes() {
         String::from_utf8_lossy(&o.stdout)
             .contains(public.trim_start_matches("Public key: ").trim())
     );
+}
+
+/// Found in review (2026-11-29): `--force` renamed over a symbolic link
+/// (`/dev/stdout` became a file) and reset an existing file's mode; a
+/// directory output failed only at the end; a file made at the output path
+/// while the command ran was overwritten; `-j` had no bound; `keygen -y`
+/// ignored `-o` and read any amount; a closed pipe was an error; SIGTERM
+/// left the temporary file.
+#[test]
+fn review_2026_11_29_output_targets() {
+    use std::io::{Read, Write};
+    use std::os::unix::fs::{PermissionsExt, symlink};
+    let dir = tempdir("targets");
+    let msg = data(300_000);
+    std::fs::write(dir.join("in.bin"), &msg).unwrap();
+    let recipient = keygen(&dir);
+    let decrypts = |file: &str| {
+        let o = hwcrypt(&["decrypt", "-i", "key.txt", file], &dir, None);
+        assert!(o.status.success(), "{file}: {}", stderr(&o));
+        o.stdout == msg
+    };
+
+    // A symbolic link is followed; the existing file keeps its mode.
+    std::fs::write(dir.join("target.age"), "old").unwrap();
+    std::fs::set_permissions(
+        dir.join("target.age"),
+        std::fs::Permissions::from_mode(0o640),
+    )
+    .unwrap();
+    symlink("target.age", dir.join("link.age")).unwrap();
+    let o = hwcrypt(
+        &[
+            "encrypt", "-r", &recipient, "-o", "link.age", "--force", "in.bin",
+        ],
+        &dir,
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        std::fs::symlink_metadata(dir.join("link.age"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let mode = std::fs::metadata(dir.join("target.age"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o640);
+    assert!(decrypts("target.age"));
+    symlink("nowhere", dir.join("dangling")).unwrap();
+    let o = hwcrypt(
+        &[
+            "encrypt", "-r", &recipient, "-o", "dangling", "--force", "in.bin",
+        ],
+        &dir,
+        None,
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+
+    // Directories, refused before any work.
+    std::fs::create_dir(dir.join("sub")).unwrap();
+    for (out, force) in [
+        ("sub", false),
+        ("sub", true),
+        ("sub/", true),
+        ("nowhere/", false),
+    ] {
+        let mut args = vec!["encrypt", "-r", &recipient, "-o", out, "in.bin"];
+        if force {
+            args.push("--force");
+        }
+        let o = hwcrypt(&args, &dir, None);
+        assert_eq!(code(&o), 2, "{out}: {}", stderr(&o));
+        assert!(stderr(&o).contains("directory"), "{out}: {}", stderr(&o));
+    }
+
+    // -j bounds.
+    for j in ["0", "1025", "18446744073709551615"] {
+        let o = hwcrypt(
+            &["encrypt", "-j", j, "-r", &recipient, "in.bin"],
+            &dir,
+            None,
+        );
+        assert_eq!(code(&o), 2, "-j {j}");
+    }
+
+    // keygen -y -o, and the 16 MiB cap on what it reads.
+    let o = hwcrypt(&["keygen", "-y", "key.txt", "-o", "pub.txt"], &dir, None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("pub.txt")).unwrap(),
+        format!("{recipient}\n")
+    );
+    let o = hwcrypt(&["keygen", "-y", "/dev/zero"], &dir, None);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("larger than 16 MiB"), "{}", stderr(&o));
+
+    let temp = || {
+        std::fs::read_dir(&dir).unwrap().any(|e| {
+            e.unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".hwcrypt-tmp")
+        })
+    };
+    let wait_for_temp = || {
+        let start = std::time::Instant::now();
+        while !temp() && start.elapsed().as_secs() < 30 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(temp(), "no temporary file appeared");
+    };
+
+    // A file made at the output path while the command ran is kept.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hwcrypt"))
+        .args(["encrypt", "-r", &recipient, "-o", "late.age"])
+        .current_dir(&dir)
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"some plaintext").unwrap();
+    wait_for_temp();
+    std::fs::write(dir.join("late.age"), "important").unwrap();
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("late.age")).unwrap(),
+        "important"
+    );
+
+    // SIGTERM while writing: the temporary file is removed.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hwcrypt"))
+        .args(["encrypt", "-r", &recipient, "-o", "term.age"])
+        .current_dir(&dir)
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&msg).unwrap();
+    wait_for_temp();
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let _ = child.wait().unwrap();
+    drop(stdin);
+    assert!(!temp(), "temporary file left after SIGTERM");
+    assert!(!dir.join("term.age").exists());
+
+    // A reader that goes away (`| head -c1`): exit 0, no message.
+    let o = hwcrypt(
+        &["encrypt", "-r", &recipient, "-o", "big.age", "in.bin"],
+        &dir,
+        None,
+    );
+    assert!(o.status.success());
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hwcrypt"))
+        .args(["decrypt", "-i", "key.txt", "big.age"])
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut one = [0u8; 1];
+    out.read_exact(&mut one).unwrap();
+    drop(out);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
 }

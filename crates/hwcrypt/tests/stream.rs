@@ -7,8 +7,8 @@ use hwcrypt::aead::Aead;
 use hwcrypt::chacha20poly1305::ChaCha20Poly1305;
 use hwcrypt::gcm::AesGcm;
 use hwcrypt::stream::{
-    CHUNK_LEN, SEALED_CHUNK_LEN, StreamDecryptor, StreamEncryptor, StreamError, open_buffer,
-    open_parallel, seal_buffer, seal_parallel, sealed_len,
+    CHUNK_LEN, MAX_THREADS, SEALED_CHUNK_LEN, StreamDecryptor, StreamEncryptor, StreamError,
+    open_buffer, open_parallel, seal_buffer, seal_parallel, sealed_len,
 };
 use std::io::{Cursor, Read, Seek, SeekFrom, Write};
 
@@ -120,6 +120,41 @@ fn parallel_equals_sequential() {
             assert_eq!(n as usize, len);
             assert!(plain == msg, "open len {len} threads {threads}");
         }
+    }
+}
+
+/// Found in review (2026-11-29): `usize::MAX` threads overflowed the
+/// window size and spawned threads until the process limit, then panicked
+/// on the failed spawn. Counts are capped at `MAX_THREADS`, a failed spawn
+/// leaves the work to the threads running, and the buffer forms take their
+/// chunks from a shared queue.
+#[test]
+fn thread_counts_beyond_the_cap() {
+    let key = chacha();
+    let msg = data(3 * C + 5);
+    let sealed = seal_seq(key.clone(), &msg, 4096);
+    for threads in [0, MAX_THREADS + 1, usize::MAX] {
+        assert!(
+            seal_buffer(&key, &msg, threads).unwrap() == sealed,
+            "{threads}"
+        );
+        assert!(
+            open_buffer(&key, &sealed, threads).unwrap() == msg,
+            "{threads}"
+        );
+        let mut out = Vec::new();
+        seal_parallel(&key, &msg[..], &mut out, threads).unwrap();
+        assert!(out == sealed, "{threads}");
+    }
+    // The buffer form names the first bad chunk whichever thread saw it.
+    let mut bad = sealed.clone();
+    bad[3 * SEALED_CHUNK_LEN + 2] ^= 1;
+    bad[SEALED_CHUNK_LEN + 2] ^= 1;
+    for threads in [1, 2, 4] {
+        assert_eq!(
+            open_buffer(&key, &bad, threads).unwrap_err(),
+            StreamError::ChunkAuthentication { index: 1 }
+        );
     }
 }
 

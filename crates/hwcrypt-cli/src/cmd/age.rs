@@ -3,7 +3,7 @@
 //! success, 1 when encryption or decryption fails (bad file, wrong key,
 //! tampering, I/O), 2 on a usage error; one line on stderr.
 
-use super::age_output::{AtomicFile, refuse_existing, remove_temp_on_interrupt, same_file};
+use super::age_output::{AtomicFile, OpenError, OutputTarget, open_output, same_file};
 use clap::Args as ClapArgs;
 use hwcrypt_age::PassphraseSource;
 use hwcrypt_age::armor::{ArmoredReader, ArmoredWriter, sniff_armor};
@@ -59,6 +59,11 @@ pub struct EncryptArgs {
     /// .pub file (repeatable; - reads standard input).
     #[arg(short = 'R', long = "recipients-file", value_name = "FILE")]
     recipient_files: Vec<PathBuf>,
+    /// Encrypt to the recipients of the identities in FILE (as age -e -i:
+    /// the public half of each; a passphrase-encrypted identity file is
+    /// opened, asking on the terminal) (repeatable).
+    #[arg(short = 'i', long = "identity", value_name = "FILE")]
+    identities: Vec<PathBuf>,
     /// Encrypt with a passphrase, asked on the terminal (no echo).
     #[arg(short = 'p', long = "passphrase")]
     passphrase: bool,
@@ -94,7 +99,8 @@ pub struct DecryptArgs {
 /// `hwcrypt keygen`.
 #[derive(Debug, ClapArgs)]
 pub struct KeygenArgs {
-    /// Write the new identity to FILE (mode 0600) instead of standard output.
+    /// Write the new identity (with -y: the recipients) to FILE (mode 0600)
+    /// instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
     /// Overwrite an existing output file.
@@ -116,12 +122,18 @@ enum Failure {
     Usage(String),
     /// Exit 1.
     Failed(String),
+    /// The reader of standard output went away (`| head`): exit 0 without
+    /// a message, as the other commands.
+    BrokenPipe,
 }
 
 impl From<hwcrypt_age::Error> for Failure {
     fn from(e: hwcrypt_age::Error) -> Failure {
         match e {
             hwcrypt_age::Error::Key(m) => Failure::Usage(m),
+            hwcrypt_age::Error::Io(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                Failure::BrokenPipe
+            }
             other => Failure::Failed(other.to_string()),
         }
     }
@@ -130,6 +142,15 @@ impl From<hwcrypt_age::Error> for Failure {
 impl From<io::Error> for Failure {
     fn from(e: io::Error) -> Failure {
         hwcrypt_age::Error::from_io(e).into()
+    }
+}
+
+impl From<OpenError> for Failure {
+    fn from(e: OpenError) -> Failure {
+        match e {
+            OpenError::Usage(m) => Failure::Usage(m),
+            OpenError::Failed(m) => Failure::Failed(m),
+        }
     }
 }
 
@@ -148,6 +169,7 @@ fn finish(result: Result<(), Failure>) -> ExitCode {
             eprintln!("hwcrypt: error: {m}");
             ExitCode::from(1)
         }
+        Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
     }
 }
 
@@ -168,7 +190,10 @@ pub fn keygen_main(args: &KeygenArgs) -> ExitCode {
 
 fn threads(common: &CommonArgs) -> Result<usize, Failure> {
     match common.threads {
-        Some(0) => Err(usage("-j/--threads must be at least 1")),
+        Some(n) if !(1..=hwcrypt::stream::MAX_THREADS).contains(&n) => Err(usage(format!(
+            "-j/--threads must be 1 to {}",
+            hwcrypt::stream::MAX_THREADS
+        ))),
         Some(n) => Ok(n),
         None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
     }
@@ -179,8 +204,27 @@ fn stdio_file(fd: std::os::fd::BorrowedFd<'_>) -> io::Result<File> {
     Ok(File::from(fd.try_clone_to_owned()?))
 }
 
-fn read_file(path: &Path, what: &str) -> Result<Vec<u8>, Failure> {
-    std::fs::read(path).map_err(|e| usage(format!("cannot read {what} {}: {e}", path.display())))
+/// Reads a small file (a passphrase or identity file), up to
+/// [`KEY_FILE_MAX`] bytes: `/dev/zero` must not fill memory.
+fn read_file(path: &Path, what: &str) -> Result<Zeroizing<Vec<u8>>, Failure> {
+    let cannot = |e: io::Error| usage(format!("cannot read {what} {}: {e}", path.display()));
+    read_capped(File::open(path).map_err(cannot)?, path, what)
+}
+
+/// At most [`KEY_FILE_MAX`] bytes of `src`; more is a usage error.
+fn read_capped(src: impl Read, path: &Path, what: &str) -> Result<Zeroizing<Vec<u8>>, Failure> {
+    let mut bytes = Zeroizing::new(Vec::new());
+    BufReader::new(src)
+        .take(KEY_FILE_MAX + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| usage(format!("cannot read {what} {}: {e}", path.display())))?;
+    if bytes.len() as u64 > KEY_FILE_MAX {
+        return Err(usage(format!(
+            "{what} {} is larger than 16 MiB",
+            path.display()
+        )));
+    }
+    Ok(bytes)
 }
 
 /// The most a recipients or identity file may hold (as age: a key file is
@@ -217,18 +261,7 @@ fn read_key_file(
         }
         file
     };
-    let mut bytes = Zeroizing::new(Vec::new());
-    BufReader::new(file)
-        .take(KEY_FILE_MAX + 1)
-        .read_to_end(&mut bytes)
-        .map_err(cannot)?;
-    if bytes.len() as u64 > KEY_FILE_MAX {
-        return Err(usage(format!(
-            "{what} {} is larger than 16 MiB",
-            path.display()
-        )));
-    }
-    Ok(bytes)
+    read_capped(file, path, what)
 }
 
 /// The input: a file or standard input, and its size when known.
@@ -262,33 +295,21 @@ impl Output {
                         p.display()
                     )));
                 }
-                // A device or pipe (/dev/null, a FIFO) is written in place:
-                // there is nothing to rename over it.
-                if let Ok(meta) = std::fs::metadata(p)
-                    && !meta.is_file()
-                    && !meta.is_dir()
-                {
-                    let f = std::fs::OpenOptions::new()
-                        .write(true)
-                        .open(p)
-                        .map_err(|e| {
-                            Failure::Failed(format!("cannot open {}: {e}", p.display()))
-                        })?;
-                    return Ok(Output::Stdout(f));
-                }
-                remove_temp_on_interrupt();
                 // An existing output is a usage error; failing to create
                 // the temporary file (no such directory, no permission, a
                 // full or read-only disk) is an I/O failure.
-                refuse_existing(p, common.force).map_err(usage)?;
-                Ok(Output::File(
-                    AtomicFile::create(p, common.force).map_err(Failure::Failed)?,
-                ))
+                Ok(match open_output(p, common.force, true)? {
+                    OutputTarget::InPlace(f) => Output::Stdout(f),
+                    OutputTarget::Atomic(f) => Output::File(f),
+                })
             }
-            _ => {
+            // `-o -` asks for standard output even when it is a terminal
+            // (as age).
+            Some(_) => Ok(Output::Stdout(stdio_file(io::stdout().as_fd())?)),
+            None => {
                 if binary && io::stdout().is_terminal() {
                     return Err(usage(
-                        "refusing to write binary output to a terminal (use -a/--armor or -o FILE)",
+                        "refusing to write binary output to a terminal (use -a/--armor or -o FILE; -o - forces it)",
                     ));
                 }
                 Ok(Output::Stdout(stdio_file(io::stdout().as_fd())?))
@@ -365,7 +386,7 @@ fn progress_bar(common: &CommonArgs, len: Option<u64>) -> Option<ProgressBar> {
 
 /// The first line of a passphrase file.
 fn passphrase_from_file(path: &Path) -> Result<Zeroizing<String>, Failure> {
-    let bytes = Zeroizing::new(read_file(path, "passphrase file")?);
+    let bytes = read_file(path, "passphrase file")?;
     let text = std::str::from_utf8(&bytes).map_err(|_| usage("passphrase file is not UTF-8"))?;
     let line = text.lines().next().unwrap_or("");
     if line.is_empty() {
@@ -407,16 +428,30 @@ fn encrypt(args: &EncryptArgs) -> Result<(), Failure> {
                 .map_err(|e| usage(format!("{}: {e}", path.display())))?,
         );
     }
-    if wants_passphrase && !recipients.is_empty() {
+    if wants_passphrase && !(recipients.is_empty() && args.identities.is_empty()) {
         return Err(usage(
-            "a passphrase (-p) cannot be combined with recipients (-r/-R)",
+            "a passphrase (-p) cannot be combined with recipients (-r/-R/-i)",
         ));
+    }
+    // After the check above: opening an encrypted identity file asks for
+    // its passphrase.
+    let no_bar = Arc::new(OnceLock::new());
+    for path in &args.identities {
+        for id in load_identities(std::slice::from_ref(path), &args.common, None, &no_bar)? {
+            let of_id = id.recipients().map_err(|e| match e {
+                hwcrypt_age::Error::Key(m) => usage(format!("{}: {m}", path.display())),
+                e => Failure::Failed(format!("{}: {e}", path.display())),
+            })?;
+            recipients.extend(of_id);
+        }
     }
     if args.passphrase && args.passphrase_file.is_some() {
         return Err(usage("give -p or --passphrase-file, not both"));
     }
     if !wants_passphrase && recipients.is_empty() {
-        return Err(usage("no recipients: give -r RECIPIENT, -R FILE or -p"));
+        return Err(usage(
+            "no recipients: give -r RECIPIENT, -R FILE, -i FILE or -p",
+        ));
     }
     let (input, len) = open_input(&args.common)?;
     let mut output = Output::open(&args.common, !args.armor)?;
@@ -471,15 +506,17 @@ fn prompt_beside(
 /// its passphrase (from `passphrase_file`, or on the terminal) only when a
 /// stanza needs it.
 fn load_identities(
-    args: &DecryptArgs,
+    paths: &[PathBuf],
+    common: &CommonArgs,
+    passphrase_file: Option<&Path>,
     bar: &Arc<OnceLock<ProgressBar>>,
 ) -> Result<Vec<Box<dyn Identity>>, Failure> {
     let mut out = Vec::new();
-    for path in &args.identities {
-        let bytes = read_key_file(path, "identity file", &args.common, args.common.quiet)?;
+    for path in paths {
+        let bytes = read_key_file(path, "identity file", common, common.quiet)?;
         let (path_shown, passphrase_file, bar) = (
             path.display().to_string(),
-            args.passphrase_file.clone(),
+            passphrase_file.map(Path::to_path_buf),
             bar.clone(),
         );
         let passphrase: PassphraseSource = Box::new(move || {
@@ -492,6 +529,7 @@ fn load_identities(
             }
             .map_err(|f| match f {
                 Failure::Usage(m) | Failure::Failed(m) => hwcrypt_age::Error::Key(m),
+                Failure::BrokenPipe => hwcrypt_age::Error::Key("broken pipe".into()),
             })
         });
         out.extend(
@@ -505,7 +543,12 @@ fn load_identities(
 fn decrypt(args: &DecryptArgs) -> Result<(), Failure> {
     let threads = threads(&args.common)?;
     let shown_bar = Arc::new(OnceLock::new());
-    let mut identities = load_identities(args, &shown_bar)?;
+    let mut identities = load_identities(
+        &args.identities,
+        &args.common,
+        args.passphrase_file.as_deref(),
+        &shown_bar,
+    )?;
     let (input, len) = open_input(&args.common)?;
     let mut output = Output::open(&args.common, false)?;
     let bar = progress_bar(&args.common, len);
@@ -577,15 +620,14 @@ fn rfc3339(secs: u64) -> String {
 
 fn keygen(args: &KeygenArgs) -> Result<(), Failure> {
     if let Some(path) = &args.convert {
-        let bytes = Zeroizing::new(if path.as_os_str() == "-" {
-            let mut v = Vec::new();
-            io::stdin().read_to_end(&mut v)?;
-            v
+        let bytes = if path.as_os_str() == "-" {
+            read_capped(io::stdin(), path, "identity file")?
         } else {
             read_file(path, "identity file")?
-        });
+        };
         let text = std::str::from_utf8(&bytes).map_err(|_| usage("identity file is not text"))?;
         let mut n = 0;
+        let mut out = String::new();
         for line in text.lines().map(str::trim) {
             let public = if line.starts_with("AGE-SECRET-KEY-PQ-1") {
                 let id: HybridIdentity = line.parse().map_err(|_| usage("malformed identity"))?;
@@ -596,7 +638,8 @@ fn keygen(args: &KeygenArgs) -> Result<(), Failure> {
             } else {
                 continue;
             };
-            println!("{public}");
+            out.push_str(&public);
+            out.push('\n');
             n += 1;
         }
         if n == 0 {
@@ -604,7 +647,17 @@ fn keygen(args: &KeygenArgs) -> Result<(), Failure> {
                 "no AGE-SECRET-KEY-1 or AGE-SECRET-KEY-PQ-1 identities in the input",
             ));
         }
-        return Ok(());
+        // `-o FILE` as age-keygen -y -o: the recipients to a new file.
+        return match &args.output {
+            Some(p) if p.as_os_str() != "-" => match open_output(p, args.force, true)? {
+                OutputTarget::InPlace(mut f) => Ok(f.write_all(out.as_bytes())?),
+                OutputTarget::Atomic(mut f) => {
+                    f.write_all(out.as_bytes())?;
+                    Ok(f.commit()?)
+                }
+            },
+            _ => Ok(io::stdout().lock().write_all(out.as_bytes())?),
+        };
     }
     let (public, secret) = if args.pq {
         let id = HybridIdentity::generate()?;
@@ -624,13 +677,15 @@ fn keygen(args: &KeygenArgs) -> Result<(), Failure> {
     match &args.output {
         Some(p) if p.as_os_str() != "-" => {
             // A new 0600 file renamed into place: with --force an existing
-            // file (or a symbolic link) is replaced, never written through
-            // with the mode it had.
-            refuse_existing(p, args.force).map_err(usage)?;
-            remove_temp_on_interrupt();
-            let mut out = AtomicFile::create(p, args.force).map_err(Failure::Failed)?;
-            out.write_all(text.as_bytes())?;
-            out.commit()?;
+            // file is replaced, never written through with the mode it had
+            // (a symbolic link is followed; a device is written in place).
+            match open_output(p, args.force, false)? {
+                OutputTarget::InPlace(mut f) => f.write_all(text.as_bytes())?,
+                OutputTarget::Atomic(mut out) => {
+                    out.write_all(text.as_bytes())?;
+                    out.commit()?;
+                }
+            }
             eprintln!("Public key: {public}");
         }
         _ => {

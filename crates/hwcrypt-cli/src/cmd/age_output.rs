@@ -1,29 +1,129 @@
-//! Safe output for `hwcrypt encrypt` / `decrypt`: with `-o FILE`, a
-//! temporary file in the same directory (mode 0600, created new), fsynced
-//! and renamed into place only on success, removed on any failure or on
-//! Ctrl-C; never an existing file without `--force`; never the input file.
-//! (Devices and pipes such as /dev/null are written in place by the caller.)
+//! Safe output for `hwcrypt encrypt` / `decrypt` / `keygen`: with `-o
+//! FILE`, a temporary file in the same directory (mode 0600, created new),
+//! fsynced and renamed into place only on success, removed on any failure,
+//! on SIGINT, SIGTERM or SIGHUP, and on a panic; never an existing file
+//! without `--force` (not even one made while the command ran); never the
+//! input file. Devices, pipes and the standard output's own file (`-o
+//! /dev/stdout`) are written in place ([`open_output`]); a symbolic link is
+//! followed, never replaced.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::fd::AsFd;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, Once};
 
 /// The temporary file to remove if the process is interrupted.
 static PENDING: Mutex<Option<PathBuf>> = Mutex::new(None);
 
-/// Installs the Ctrl-C handler that removes a pending temporary file.
+fn remove_pending() {
+    if let Ok(mut p) = PENDING.lock()
+        && let Some(path) = p.take()
+    {
+        let _ = fs::remove_file(path);
+    }
+}
+
+/// Installs the handler of SIGINT, SIGTERM and SIGHUP (`ctrlc`'s
+/// `termination` feature) and a panic hook (the release build aborts on a
+/// panic: no destructor runs) that remove a pending temporary file.
 pub fn remove_temp_on_interrupt() {
-    // Another handler already installed (tests) is not worth failing for.
-    let _ = ctrlc::set_handler(|| {
-        if let Ok(mut p) = PENDING.lock()
-            && let Some(path) = p.take()
-        {
-            let _ = fs::remove_file(path);
-        }
-        std::process::exit(130);
+    static INSTALLED: Once = Once::new();
+    INSTALLED.call_once(|| {
+        // Another handler already installed (tests) is not worth failing for.
+        let _ = ctrlc::set_handler(|| {
+            remove_pending();
+            std::process::exit(130);
+        });
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            remove_pending();
+            previous(info);
+        }));
     });
+}
+
+/// Where an output goes.
+pub enum OutputTarget {
+    /// Written in place: a device, a pipe, or standard output's own file.
+    InPlace(File),
+    /// A temporary file renamed into place on success.
+    Atomic(AtomicFile),
+}
+
+/// Why an output cannot be opened: the caller's usage error (exit 2) or a
+/// failure (exit 1).
+pub enum OpenError {
+    Usage(String),
+    Failed(String),
+}
+
+/// Opens `-o path`: in place for a device or pipe (/dev/null, a FIFO) and
+/// for standard output's own file reached through a symbolic link
+/// (`/dev/stdout`, `/proc/self/fd/1`: written through the descriptor, so a
+/// `>>` append stays an append); otherwise a temporary file renamed over
+/// the path, or over the file a symbolic link names (the link stays).
+/// `keep_mode`: an existing file replaced with `--force` keeps its mode,
+/// owner and group where the process may set them (as age writes through
+/// it); without it the result is 0600 (a secret key).
+pub fn open_output(path: &Path, force: bool, keep_mode: bool) -> Result<OutputTarget, OpenError> {
+    let shown = path.display();
+    if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        return Err(OpenError::Usage(format!(
+            "output {shown} names a directory"
+        )));
+    }
+    let link = fs::symlink_metadata(path);
+    let is_link = link.as_ref().is_ok_and(|m| m.file_type().is_symlink());
+    match fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => {
+            return Err(OpenError::Usage(format!("output {shown} is a directory")));
+        }
+        Ok(meta) if !meta.is_file() => {
+            let f = OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| OpenError::Failed(format!("cannot open {shown}: {e}")))?;
+            return Ok(OutputTarget::InPlace(f));
+        }
+        Ok(meta) if is_link => {
+            if let Some(stdout) = stdout_file()
+                && stdout
+                    .metadata()
+                    .is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino())
+            {
+                return Ok(OutputTarget::InPlace(stdout));
+            }
+        }
+        Ok(_) => {}
+        Err(_) if is_link && force => {
+            return Err(OpenError::Usage(format!(
+                "output {shown} is a symbolic link to nothing"
+            )));
+        }
+        Err(_) => {}
+    }
+    refuse_existing(path, force).map_err(OpenError::Usage)?;
+    let target = if is_link {
+        fs::canonicalize(path)
+            .map_err(|e| OpenError::Failed(format!("cannot resolve {shown}: {e}")))?
+    } else {
+        path.to_path_buf()
+    };
+    remove_temp_on_interrupt();
+    AtomicFile::create(&target, force, keep_mode)
+        .map(OutputTarget::Atomic)
+        .map_err(OpenError::Failed)
+}
+
+/// Standard output as a file (a duplicate of descriptor 1).
+fn stdout_file() -> Option<File> {
+    io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .ok()
+        .map(File::from)
 }
 
 /// Whether `a` and `b` are the same file (device and inode).
@@ -52,13 +152,16 @@ pub struct AtomicFile {
     file: Option<File>,
     temp: PathBuf,
     target: PathBuf,
+    /// Whether an existing target may be replaced.
+    force: bool,
     /// Renamed into place: the temporary name is gone.
     committed: bool,
 }
 
 impl AtomicFile {
-    /// Starts writing `target` (refused if it exists, unless `force`).
-    pub fn create(target: &Path, force: bool) -> Result<AtomicFile, String> {
+    /// Starts writing `target` (refused if it exists, unless `force`;
+    /// `keep_mode`: see [`open_output`]).
+    pub fn create(target: &Path, force: bool, keep_mode: bool) -> Result<AtomicFile, String> {
         refuse_existing(target, force)?;
         let dir = match target.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -81,10 +184,19 @@ impl AtomicFile {
         if let Ok(mut p) = PENDING.lock() {
             *p = Some(temp.clone());
         }
+        if keep_mode
+            && let Ok(old) = fs::metadata(target)
+            && old.is_file()
+        {
+            // Owner first (a chown clears set-id bits), each where allowed.
+            let _ = std::os::unix::fs::fchown(&file, Some(old.uid()), Some(old.gid()));
+            let _ = file.set_permissions(fs::Permissions::from_mode(old.mode() & 0o7777));
+        }
         Ok(AtomicFile {
             file: Some(file),
             temp,
             target: target.to_path_buf(),
+            force,
             committed: false,
         })
     }
@@ -94,19 +206,46 @@ impl AtomicFile {
         self.file.as_mut().expect("open until commit")
     }
 
-    /// Fsyncs, renames into place, fsyncs the directory. If the fsync or
-    /// the rename fails (the target is a directory, the disk is full), the
-    /// temporary file is removed on drop, as on any other failure.
+    /// Fsyncs, moves into place, fsyncs the directory. Without `force` the
+    /// move is a hard link that fails if the name exists (a file made there
+    /// while this ran is kept), then the temporary name's removal; with it,
+    /// a rename. If the fsync or the move fails (the target is a directory,
+    /// the disk is full), the temporary file is removed on drop, as on any
+    /// other failure.
     pub fn commit(mut self) -> io::Result<()> {
         let file = self.file.take().expect("open until commit");
         file.sync_all()?;
         drop(file);
-        fs::rename(&self.temp, &self.target).map_err(|e| {
+        let cannot = |e: io::Error| {
             io::Error::new(
                 e.kind(),
                 format!("cannot write {}: {e}", self.target.display()),
             )
-        })?;
+        };
+        if self.force {
+            fs::rename(&self.temp, &self.target).map_err(cannot)?;
+        } else {
+            match fs::hard_link(&self.temp, &self.target) {
+                Ok(()) => {
+                    let _ = fs::remove_file(&self.temp);
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!(
+                            "output file {} was created while this ran (use --force to overwrite it)",
+                            self.target.display()
+                        ),
+                    ));
+                }
+                // A file system without hard links: the name is free (or
+                // the rename below fails as it would have).
+                Err(_) if fs::symlink_metadata(&self.target).is_err() => {
+                    fs::rename(&self.temp, &self.target).map_err(cannot)?;
+                }
+                Err(e) => return Err(cannot(e)),
+            }
+        }
         self.committed = true;
         if let Ok(mut p) = PENDING.lock() {
             *p = None;

@@ -42,7 +42,9 @@
 mod parallel;
 mod reader;
 
-pub use parallel::{open_buffer, open_parallel, seal_buffer, seal_parallel};
+pub use parallel::{
+    MAX_THREADS, MAX_WINDOW, open_buffer, open_parallel, seal_buffer, seal_parallel,
+};
 pub use reader::StreamDecryptor;
 
 use crate::aead::{Aead, TAG_LEN};

@@ -34,6 +34,23 @@ const SEGMENT_SEALED: usize = SEGMENT_CHUNKS * SEALED_CHUNK_LEN;
 /// The most segment buffers in flight (each a little over 1 MiB).
 pub const MAX_WINDOW: usize = 32;
 
+/// The most threads a call uses; more are taken as this many.
+pub const MAX_THREADS: usize = 1024;
+
+/// Runs `work` on up to `threads` threads, this one included: as many as
+/// can be started (a spawn that fails, at a process or user limit, leaves
+/// the work to the threads already running; never a panic).
+fn on_threads(threads: usize, work: impl Fn() + Sync) {
+    thread::scope(|s| {
+        for _ in 1..threads.clamp(1, MAX_THREADS) {
+            if thread::Builder::new().spawn_scoped(s, &work).is_err() {
+                break;
+            }
+        }
+        work();
+    });
+}
+
 /// One segment: its buffer and, after processing, its outcome.
 struct Segment {
     seq: u64,
@@ -264,7 +281,8 @@ impl Segment {
 }
 
 /// Seals everything `input` holds into `output` as one STREAM on `threads`
-/// threads (0 or 1: inline); returns the bytes written.
+/// threads (0 or 1: inline; at most [`MAX_THREADS`]); returns the bytes
+/// written.
 pub fn seal_parallel<A, R, W>(aead: &A, input: R, output: W, threads: usize) -> io::Result<u64>
 where
     A: Aead + Sync,
@@ -275,7 +293,7 @@ where
 }
 
 /// Opens the STREAM `input` holds into `output` on `threads` threads (0 or
-/// 1: inline); returns the plaintext bytes written. Chunks are written in
+/// 1: inline; at most [`MAX_THREADS`]); returns the plaintext bytes written. Chunks are written in
 /// order and only once verified; on failure the plaintext of the chunks
 /// before the bad one has been written (the error says which chunk).
 pub fn open_parallel<A, R, W>(aead: &A, input: R, output: W, threads: usize) -> io::Result<u64>
@@ -441,7 +459,7 @@ where
         return Ok(total);
     }
 
-    let window = (2 * threads + 2).clamp(4, MAX_WINDOW);
+    let window = (2 * threads.min(MAX_THREADS) + 2).clamp(4, MAX_WINDOW);
     let shared = Shared {
         source: Mutex::new((source, None)),
         sink: Mutex::new(Sink {
@@ -455,12 +473,7 @@ where
         pool_refilled: Condvar::new(),
         stop: AtomicBool::new(false),
     };
-    thread::scope(|s| {
-        for _ in 1..threads {
-            s.spawn(|| shared.work(aead, seal));
-        }
-        shared.work(aead, seal);
-    });
+    on_threads(threads, || shared.work(aead, seal));
     let Shared { source, sink, .. } = shared;
     let (_, read_error) = source.into_inner().unwrap_or_else(|p| p.into_inner());
     let mut sink = sink.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -477,7 +490,7 @@ where
 }
 
 /// Seals `plaintext` as one STREAM, its chunks shared among `threads`
-/// threads.
+/// threads (at most [`MAX_THREADS`]).
 pub fn seal_buffer<A: Aead + Sync>(
     aead: &A,
     plaintext: &[u8],
@@ -485,35 +498,29 @@ pub fn seal_buffer<A: Aead + Sync>(
 ) -> crate::Result<Vec<u8>> {
     let chunks = plaintext.len().div_ceil(CHUNK_LEN).max(1);
     let mut out = vec![0u8; super::sealed_len(plaintext.len() as u64) as usize];
-    let per_thread = chunks.div_ceil(threads.clamp(1, chunks));
-    let results: Vec<crate::Result<()>> = thread::scope(|s| {
-        let handles: Vec<_> = out
-            .chunks_mut(per_thread * SEALED_CHUNK_LEN)
-            .enumerate()
-            .map(|(t, group)| {
-                s.spawn(move || {
-                    for (j, slot) in group.chunks_mut(SEALED_CHUNK_LEN).enumerate() {
-                        let index = t * per_thread + j;
-                        let start = index * CHUNK_LEN;
-                        let len = (plaintext.len() - start).min(CHUNK_LEN);
-                        slot[..len].copy_from_slice(&plaintext[start..start + len]);
-                        let nonce = chunk_nonce(index as u64, index + 1 == chunks);
-                        let (data, tag) = slot.split_at_mut(len);
-                        tag.copy_from_slice(&aead.seal_in_place_detached(&nonce, &[], data)?);
-                    }
-                    Ok(())
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
+    // Each worker takes the next chunk's slot (a lock per 64 KiB).
+    let slots = Mutex::new(out.chunks_mut(SEALED_CHUNK_LEN).enumerate());
+    let error = Mutex::new(None);
+    on_threads(threads.min(chunks), || {
+        while let Some((index, slot)) = lock(&slots).next() {
+            let start = index * CHUNK_LEN;
+            let len = (plaintext.len() - start).min(CHUNK_LEN);
+            slot[..len].copy_from_slice(&plaintext[start..start + len]);
+            let nonce = chunk_nonce(index as u64, index + 1 == chunks);
+            let (data, tag) = slot.split_at_mut(len);
+            match aead.seal_in_place_detached(&nonce, &[], data) {
+                Ok(t) => tag.copy_from_slice(&t),
+                Err(e) => {
+                    lock(&error).get_or_insert(e);
+                    return;
+                }
+            }
+        }
     });
-    for r in results {
-        r?;
+    match error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(out),
     }
-    Ok(out)
 }
 
 /// Opens the STREAM `sealed`, its chunks shared among `threads` threads.
@@ -532,33 +539,32 @@ pub fn open_buffer<A: Aead + Sync>(
         open_chunk(aead, 0, true, &mut tag_only)?;
         return Ok(out);
     }
-    let per_thread = chunks.div_ceil(threads.clamp(1, chunks));
-    let first_error: Option<StreamError> = thread::scope(|s| {
-        let handles: Vec<_> = out
-            .chunks_mut(per_thread * CHUNK_LEN)
-            .enumerate()
-            .map(|(t, group)| {
-                s.spawn(move || -> Result<(), StreamError> {
-                    for (j, plain) in group.chunks_mut(CHUNK_LEN).enumerate() {
-                        let index = t * per_thread + j;
-                        let at = index * SEALED_CHUNK_LEN;
-                        let (data, rest) = sealed[at..].split_at(plain.len());
-                        plain.copy_from_slice(data);
-                        let nonce = chunk_nonce(index as u64, index + 1 == chunks);
-                        aead.open_in_place_detached(&nonce, &[], plain, &rest[..TAG_LEN])
-                            .map_err(|_| StreamError::ChunkAuthentication {
-                                index: index as u64,
-                            })?;
-                    }
-                    Ok(())
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .find_map(Result::err)
+    // Each worker takes the next chunk; the error kept is the first
+    // chunk's that failed.
+    let slots = Mutex::new(out.chunks_mut(CHUNK_LEN).enumerate());
+    let failed = Mutex::new(None::<usize>);
+    on_threads(threads.min(chunks), || {
+        while let Some((index, plain)) = lock(&slots).next() {
+            let at = index * SEALED_CHUNK_LEN;
+            let (data, rest) = sealed[at..].split_at(plain.len());
+            plain.copy_from_slice(data);
+            let nonce = chunk_nonce(index as u64, index + 1 == chunks);
+            if aead
+                .open_in_place_detached(&nonce, &[], plain, &rest[..TAG_LEN])
+                .is_err()
+            {
+                let mut first = lock(&failed);
+                *first = Some(first.map_or(index, |f| f.min(index)));
+                return;
+            }
+        }
     });
+    let first_error = failed
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .map(|index| StreamError::ChunkAuthentication {
+            index: index as u64,
+        });
     match first_error {
         Some(e) => {
             out.zeroize();
