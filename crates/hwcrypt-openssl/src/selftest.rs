@@ -222,7 +222,7 @@ fn check(kat: &Kat) -> Result<(), String> {
     dec.cipher(Io::InPlace(&mut back))
         .map_err(|_| fail("cipher"))?;
     if alg.aead {
-        dec.cipher_final().map_err(|_| fail("tag rejected"))?;
+        dec.finish(&mut []).map_err(|_| fail("tag rejected"))?;
         // A tampered tag must be refused.
         let mut bad = tag.clone();
         bad[0] ^= 1;
@@ -232,7 +232,7 @@ fn check(kat: &Kat) -> Result<(), String> {
         let mut again = ct.clone();
         dec.cipher(Io::InPlace(&mut again))
             .map_err(|_| fail("cipher"))?;
-        if dec.cipher_final().is_ok() {
+        if dec.finish(&mut []).is_ok() {
             return Err(fail("a tampered tag was accepted"));
         }
     }

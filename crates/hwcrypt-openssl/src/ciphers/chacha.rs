@@ -207,6 +207,14 @@ pub(crate) struct ChaChaPolyCipher {
     nonce: [u8; NONCE],
     nonce_len: usize,
     nonce_set: bool,
+    /// A message was encrypted under this key and nonce: another would
+    /// repeat its keystream (OpenSSL's restarts; refused until a new nonce
+    /// or key is set).
+    nonce_used: bool,
+    /// The nonce is a TLS record's fixed part (`tlsivfixed`): records XOR
+    /// their sequence number into it, so a plain message under it would
+    /// use record 0's nonce; refused until an IV is set.
+    nonce_tls: bool,
     tag: [u8; TAG],
     tag_len: usize,
     tls_aad: Option<[u8; TLS_AAD]>,
@@ -234,8 +242,11 @@ impl ChaChaPolyCipher {
             nonce: [0; NONCE],
             nonce_len: NONCE,
             nonce_set: false,
+            nonce_used: false,
+            nonce_tls: false,
             tag: [0; TAG],
-            tag_len: TAG,
+            // As OpenSSL's: the length of a tag set, 0 before one is.
+            tag_len: 0,
             tls_aad: None,
             tls_aad_pad: 0,
         }
@@ -248,9 +259,10 @@ impl ChaChaPolyCipher {
     /// Begins the message under the nonce if none is running.
     fn ready(&mut self) -> CResult<()> {
         if !self.started {
-            if !self.nonce_set {
+            if !self.nonce_set || self.nonce_tls || (self.encrypt && self.nonce_used) {
                 return Err(Reason::CipherOperationFailed);
             }
+            self.nonce_used |= self.encrypt;
             let nonce = self.nonce;
             self.stream()?
                 .start(&nonce)
@@ -260,7 +272,18 @@ impl ChaChaPolyCipher {
         Ok(())
     }
 
+    /// A TLS record's header was set (`tlsaad`) and a call other than the
+    /// record came: it fails, and the header stays for the record (as
+    /// OpenSSL's).
+    fn refuse_tls(&mut self) -> CResult<()> {
+        if self.tls_aad.is_some() {
+            return Err(Reason::CipherOperationFailed);
+        }
+        Ok(())
+    }
+
     fn end(&mut self) -> CResult<()> {
+        self.refuse_tls().map_err(|_| Reason::Silent)?;
         self.ready().map_err(|_| Reason::Silent)?;
         self.started = false;
         let (encrypt, tag, tag_len) = (self.encrypt, self.tag, self.tag_len);
@@ -292,15 +315,34 @@ impl ChaChaPolyCipher {
         Ok(n)
     }
 
-    /// One TLS 1.2 record: payload || tag, nonce = fixed IV XOR sequence.
+    /// The payload length of a TLS record whose header was set.
+    fn tls_payload_len(aad: &[u8; TLS_AAD]) -> usize {
+        usize::from(u16::from_be_bytes([aad[11], aad[12]]))
+    }
+
+    /// One TLS 1.2 record: payload || tag, nonce = fixed IV XOR sequence;
+    /// in place or into a separate output (as OpenSSL's: only GCM's TLS
+    /// records must be in place). The caller checked its length.
     fn tls_record(&mut self, aad: [u8; TLS_AAD], io: Io<'_>) -> CResult<usize> {
-        let Io::InPlace(rec) = io else {
-            return Err(Reason::CipherOperationFailed);
-        };
-        let payload_len = usize::from(u16::from_be_bytes([aad[11], aad[12]]));
-        if rec.len() != payload_len + TAG {
+        let payload_len = Self::tls_payload_len(&aad);
+        if io.len() != payload_len + TAG {
             return Err(Reason::CipherOperationFailed);
         }
+        // The payload is processed in the output; the tag is read from the
+        // input (opening: the output's tag bytes are left as they were) or
+        // written to the output (sealing).
+        let mut received = [0u8; TAG];
+        let (payload, tag_out) = match io {
+            Io::InPlace(rec) => {
+                received.copy_from_slice(&rec[payload_len..]);
+                rec.split_at_mut(payload_len)
+            }
+            Io::Split(input, out) => {
+                received.copy_from_slice(&input[payload_len..]);
+                out[..payload_len].copy_from_slice(&input[..payload_len]);
+                out.split_at_mut(payload_len)
+            }
+        };
         let mut nonce = self.nonce;
         for (n, s) in nonce[4..].iter_mut().zip(&aad[..8]) {
             *n ^= s;
@@ -309,16 +351,17 @@ impl ChaChaPolyCipher {
         let s = self.stream()?;
         s.start(&nonce).map_err(|_| Reason::CipherOperationFailed)?;
         s.aad(&aad).map_err(|_| Reason::CipherOperationFailed)?;
-        let (payload, tag) = rec.split_at_mut(payload_len);
         if encrypt {
             s.encrypt(payload)
                 .map_err(|_| Reason::CipherOperationFailed)?;
-            tag.copy_from_slice(&s.finish().map_err(|_| Reason::CipherOperationFailed)?);
+            tag_out.copy_from_slice(&s.finish().map_err(|_| Reason::CipherOperationFailed)?);
+            // Readable with `tag` afterwards, as OpenSSL's.
+            self.tag.copy_from_slice(tag_out);
             Ok(payload_len + TAG)
         } else {
             s.decrypt(payload)
                 .map_err(|_| Reason::CipherOperationFailed)?;
-            if s.verify(tag).is_err() {
+            if s.verify(&received).is_err() {
                 payload.zeroize();
                 return Err(Reason::Silent);
             }
@@ -339,8 +382,12 @@ impl CipherType for ChaChaPolyCipher {
 impl Cipher for ChaChaPolyCipher {
     fn init(&mut self, encrypt: bool, key: Option<&[u8]>, iv: Option<&[u8]>) -> CResult<()> {
         self.encrypt = encrypt;
-        self.started = false;
-        self.tls_aad = None;
+        // A key or an IV ends the message in progress (OpenSSL's `initkey`
+        // and `initiv`); an init with neither lets it go on.
+        if key.is_some() || iv.is_some() {
+            self.started = false;
+            self.tls_aad = None;
+        }
         if let Some(iv) = iv {
             if iv.is_empty() || iv.len() > NONCE {
                 return Err(Reason::InvalidIvLength);
@@ -348,6 +395,8 @@ impl Cipher for ChaChaPolyCipher {
             self.nonce = [0; NONCE];
             self.nonce[NONCE - iv.len()..].copy_from_slice(iv);
             self.nonce_set = true;
+            self.nonce_used = false;
+            self.nonce_tls = false;
         }
         if let Some(key) = key {
             if key.len() != KEY {
@@ -357,6 +406,7 @@ impl Cipher for ChaChaPolyCipher {
                 let k = ChaCha20Poly1305::new(key).map_err(|_| Reason::InvalidKeyLength)?;
                 self.stream = Some(ChaCha20Poly1305Stream::new(k));
                 self.key.copy_from_slice(key);
+                self.nonce_used = false;
             }
         }
         Ok(())
@@ -368,7 +418,13 @@ impl Cipher for ChaChaPolyCipher {
         if io.len() == 0 {
             return Ok(0);
         }
-        if let Some(aad) = self.tls_aad.take() {
+        if let Some(aad) = self.tls_aad {
+            // A call of the wrong length fails and leaves the record's
+            // header for the right one (as OpenSSL's).
+            if io.len() != Self::tls_payload_len(&aad) + TAG {
+                return Err(Reason::CipherOperationFailed);
+            }
+            self.tls_aad = None;
             self.started = false;
             return self.tls_record(aad, io);
         }
@@ -380,6 +436,7 @@ impl Cipher for ChaChaPolyCipher {
         if aad.is_empty() {
             return Ok(());
         }
+        self.refuse_tls()?;
         self.ready()?;
         self.stream()?
             .aad(aad)
@@ -395,9 +452,9 @@ impl Cipher for ChaChaPolyCipher {
         self.update(io).map_err(|_| Reason::Silent)
     }
 
-    fn cipher_final(&mut self) -> CResult<()> {
-        self.end()
-    }
+    // `EVP_Cipher(ctx, NULL, NULL, 0)` does nothing (OpenSSL's
+    // `chacha20_poly1305_cipher` returns at once for no input): the
+    // trait's no-op, not the message's end (that is `EVP_*Final`).
 
     fn get_param(&mut self, id: ParamId, p: &mut Param<'_>) -> CResult<()> {
         let ok = match id {
@@ -476,6 +533,7 @@ impl Cipher for ChaChaPolyCipher {
                 }
                 self.nonce.copy_from_slice(fixed);
                 self.nonce_set = true;
+                self.nonce_tls = true;
             }
             _ => {}
         }

@@ -10,11 +10,13 @@
 //! * TLS 1.2 records: `tlsivfixed` (4 bytes), `tlsaad` (13 bytes), then one
 //!   in-place call on explicit nonce || payload || tag.
 //!
-//! Differences from OpenSSL, all refusals: no IV generated when encryption
-//! starts without one; the TLS 1.2 explicit nonce starts from zero instead of
-//! random bytes (it only has to be unique under the connection's key, which
-//! the counter guarantees); decryption tags of 1-3, 5-7 or 9-11 bytes, and
-//! tags shorter than 16 bytes given after the data, are refused.
+//! Differences from OpenSSL, all refusals: the TLS 1.2 explicit nonce
+//! starts from zero instead of random bytes (it only has to be unique under
+//! the connection's key, which the counter guarantees); decryption tags of
+//! 1-3, 5-7 or 9-11 bytes, and tags shorter than 16 bytes given after the
+//! data, are refused; a message re-initialised with a key or the other
+//! direction but no new IV cannot go on (OpenSSL's goes on from a zeroed
+//! GCM state).
 
 use super::{CResult, Cipher, CipherType, Io, ParamId, Reason};
 use crate::ffi::params::Param;
@@ -54,6 +56,9 @@ pub(crate) struct GcmCipher {
     /// The tag computed by encryption, or the one to check.
     tag: [u8; TAG],
     tag_len: Option<usize>,
+    /// A tag was set since the last message started: its length is the
+    /// next message's (a length left from an earlier message is not).
+    tag_fresh: bool,
     /// A TLS 1.2 record header (`tlsaad`), its length corrected.
     tls_aad: Option<[u8; TLS_AAD]>,
     tls_aad_pad: usize,
@@ -84,6 +89,7 @@ impl GcmCipher {
             iv_gen: false,
             tag: [0; TAG],
             tag_len: None,
+            tag_fresh: false,
             tls_aad: None,
             tls_aad_pad: 0,
         }
@@ -95,13 +101,14 @@ impl GcmCipher {
 
     /// Starts the message under the current IV (`hw->setiv`), with the
     /// tag length this message needs (16 when encrypting; decrypting, the
-    /// length of a tag set before the message).
+    /// length of a tag set for this message before it began).
     fn start(&mut self) -> CResult<()> {
         let (iv, n) = (self.iv, self.iv_len);
-        let want = match (self.encrypt, self.tag_len) {
-            (false, Some(len)) => len,
+        let want = match (self.encrypt, self.tag_len, self.tag_fresh) {
+            (false, Some(len), true) => len,
             _ => TAG,
         };
+        self.tag_fresh = false;
         let s = self.stream.as_mut().ok_or(Reason::CipherOperationFailed)?;
         if s.tag_len() != want {
             let key = s.key().clone();
@@ -266,13 +273,31 @@ impl GcmCipher {
         Ok(n)
     }
 
+    /// A TLS record's header was set (`tlsaad`) and a call other than the
+    /// record came: as OpenSSL's `gcm_tls_cipher`, the call fails and the
+    /// record with it (its IV is not used for anything else).
+    fn refuse_tls(&mut self) -> CResult<()> {
+        if self.tls_aad.take().is_some() {
+            self.iv_state = IvState::Finished;
+            return Err(Reason::CipherOperationFailed);
+        }
+        Ok(())
+    }
+
     /// The end of the message: compute the tag, or check the one given.
     fn end(&mut self) -> CResult<()> {
+        self.refuse_tls().map_err(|_| Reason::Silent)?;
         self.ready().map_err(|_| Reason::Silent)?;
         self.iv_state = IvState::Finished;
         if self.encrypt {
             let t = self.stream()?.finish().map_err(|_| Reason::Silent)?;
-            self.tag.copy_from_slice(t.as_bytes());
+            // 16 bytes: a message changes direction only by starting anew
+            // (`init`), so an encrypting stream has the full tag length.
+            let t = t.as_bytes();
+            if t.len() != TAG {
+                return Err(Reason::Silent);
+            }
+            self.tag.copy_from_slice(t);
             self.tag_len = Some(TAG);
             Ok(())
         } else {
@@ -299,6 +324,16 @@ impl CipherType for GcmCipher {
 
 impl Cipher for GcmCipher {
     fn init(&mut self, encrypt: bool, key: Option<&[u8]>, iv: Option<&[u8]>) -> CResult<()> {
+        // A message in progress given a key or the other direction but no
+        // new IV cannot go on (restarting it under its IV would repeat its
+        // keystream; a short decryption tag length would meet an
+        // encryption): a new IV is needed, as after the message's end.
+        if self.iv_state == IvState::Copied
+            && iv.is_none()
+            && (key.is_some() || encrypt != self.encrypt)
+        {
+            self.iv_state = IvState::Finished;
+        }
         self.encrypt = encrypt;
         if let Some(iv) = iv {
             if iv.is_empty() || iv.len() > MAX_IV {
@@ -318,9 +353,6 @@ impl Cipher for GcmCipher {
                 self.stream = Some(AesGcmStream::new(aes));
                 self.key[..key.len()].copy_from_slice(key);
             }
-            if self.iv_state == IvState::Copied {
-                self.iv_state = IvState::Buffered;
-            }
         }
         Ok(())
     }
@@ -333,7 +365,12 @@ impl Cipher for GcmCipher {
             return Ok(0);
         }
         if self.tls_aad.is_some() {
-            return self.tls_record(io);
+            // A record that does not open fails here with a raised error,
+            // as OpenSSL's update (its `EVP_Cipher` form raises none).
+            return self.tls_record(io).map_err(|r| match r {
+                Reason::Silent => Reason::CipherOperationFailed,
+                r => r,
+            });
         }
         self.data(io)
     }
@@ -344,6 +381,7 @@ impl Cipher for GcmCipher {
         if aad.is_empty() {
             return Ok(());
         }
+        self.refuse_tls()?;
         self.ready()?;
         self.stream()?
             .aad(aad)
@@ -423,6 +461,7 @@ impl Cipher for GcmCipher {
                 }
                 self.tag[..tag.len()].copy_from_slice(tag);
                 self.tag_len = Some(tag.len());
+                self.tag_fresh = true;
             }
             ParamId::IvLen => {
                 let n = p.get_size().ok_or(Reason::FailedToGetParameter)?;
@@ -477,6 +516,7 @@ impl Cipher for GcmCipher {
         }
         self.tag.copy_from_slice(tag);
         self.tag_len = Some(TAG);
+        self.tag_fresh = true;
         Ok(())
     }
 }

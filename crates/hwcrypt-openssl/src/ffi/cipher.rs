@@ -65,11 +65,20 @@ unsafe fn bytes<'a>(p: *const u8, len: usize) -> Option<&'a [u8]> {
     if len == 0 {
         return Some(&[]);
     }
-    if p.is_null() {
+    if p.is_null() || !fits(len) {
         return None;
     }
     // SAFETY: the caller's contract.
     Some(unsafe { core::slice::from_raw_parts(p, len) })
+}
+
+/// Whether `len` bytes can be one slice: no object is larger than
+/// `isize::MAX` bytes, so a larger length (a negative `int` cast to
+/// `size_t` by a caller) names no buffer, and a slice of it would be
+/// undefined behaviour.
+#[inline(always)]
+fn fits(len: usize) -> bool {
+    len <= isize::MAX as usize
 }
 
 /// The input/output pair of an update: in place when `out == in` and the
@@ -87,7 +96,11 @@ unsafe fn make_io<'a>(
     inl: usize,
     scratch: &'a mut Option<Zeroizing<Vec<u8>>>,
 ) -> Option<Io<'a>> {
-    if (inl > 0 && input.is_null()) || (out_len > 0 && out.is_null()) {
+    if (inl > 0 && input.is_null())
+        || (out_len > 0 && out.is_null())
+        || !fits(inl)
+        || !fits(out_len)
+    {
         return None;
     }
     if inl == 0 && out_len == 0 {
@@ -179,7 +192,11 @@ unsafe fn init<C: CipherType>(
     let Some(c) = (unsafe { ctx::<C>(vctx) }) else {
         return 0;
     };
-    // SAFETY: EVP passes key/iv buffers of keylen/ivlen bytes or null.
+    if !fits(keylen) || !fits(ivlen) {
+        return c.fail(Reason::InvalidKeyLength);
+    }
+    // SAFETY: EVP passes key/iv buffers of keylen/ivlen bytes or null (of
+    // lengths a slice can have: checked above).
     let key = (!key.is_null()).then(|| unsafe { core::slice::from_raw_parts(key, keylen) });
     // SAFETY: as above.
     let iv = (!iv.is_null()).then(|| unsafe { core::slice::from_raw_parts(iv, ivlen) });

@@ -85,6 +85,163 @@ static int gcm_random_iv(const char *prov, const unsigned char *key,
     return ok;
 }
 
+static EVP_CIPHER_CTX *aead_ctx(const char *alg, const char *prov, int enc,
+                                const unsigned char *key, const unsigned char *iv)
+{
+    EVP_CIPHER *c = EVP_CIPHER_fetch(NULL, alg, prov);
+    EVP_CIPHER_CTX *x = EVP_CIPHER_CTX_new();
+    if (c == NULL || x == NULL || !EVP_CipherInit_ex2(x, c, key, iv, enc, NULL)) {
+        EVP_CIPHER_free(c);
+        EVP_CIPHER_CTX_free(x);
+        return NULL;
+    }
+    EVP_CIPHER_free(c);
+    return x;
+}
+
+/* A TLS 1.2 record header: sequence number, type 23, version 3.3, length. */
+static void tls_header(unsigned char aad[13], unsigned long long seq, int len)
+{
+    for (int i = 0; i < 8; i++)
+        aad[i] = (unsigned char)(seq >> (56 - 8 * i));
+    aad[8] = 23, aad[9] = 3, aad[10] = 3;
+    aad[11] = (unsigned char)(len >> 8), aad[12] = (unsigned char)len;
+}
+
+/* Found in an outside review of the AEADs (2026-11-29), each against the
+ * default provider. */
+static void aead_review_2026_11_29(const unsigned char *key, const unsigned char *iv,
+                                   const unsigned char *buf)
+{
+    const char *hw = "provider=hwcrypt", *def = "provider=default";
+    unsigned char out[512], out2[512], tag[16], tag2[16], zero[128] = {0};
+    int outl, ok;
+    EVP_CIPHER_CTX *x, *y;
+
+    /* A decryption with a 12-byte tag switched to encryption mid-message
+     * made the provider panic (an abort in release builds): refused now. */
+    if ((x = aead_ctx("AES-128-GCM", hw, 0, key, iv)) != NULL) {
+        memset(tag, 1, sizeof tag);
+        EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_SET_TAG, 12, tag);
+        EVP_DecryptUpdate(x, NULL, &outl, buf, 20);
+        EVP_EncryptInit_ex2(x, NULL, NULL, NULL, NULL);
+        expect_fail("GCM: direction switched mid-message, short tag", EVP_EncryptFinal_ex(x, out, &outl), 0);
+        EVP_CIPHER_CTX_free(x);
+    }
+    /* The same key given again mid-message with no IV restarted the message
+     * under its IV (the keystream again): refused until a new IV. */
+    if ((x = aead_ctx("AES-256-GCM", hw, 1, key, iv)) != NULL) {
+        ok = EVP_EncryptUpdate(x, out, &outl, zero, 64) == 1;
+        ok &= EVP_EncryptInit_ex2(x, NULL, key, NULL, NULL) == 1;
+        int r = EVP_EncryptUpdate(x, out2, &outl, zero, 64);
+        report("GCM: same key mid-message, no IV: no keystream again", ok && r <= 0);
+        ERR_clear_error();
+        EVP_CIPHER_CTX_free(x);
+    }
+    /* A tag length left from an earlier message: a later 16-byte tag given
+     * after the data verifies. */
+    if ((x = aead_ctx("AES-128-GCM", hw, 1, key, iv)) != NULL
+        && (y = aead_ctx("AES-128-GCM", hw, 0, key, iv)) != NULL) {
+        unsigned char iv2[12];
+        memcpy(iv2, iv, 12);
+        iv2[0] ^= 0xff;
+        ok = EVP_EncryptUpdate(x, out, &outl, buf, 100) && EVP_EncryptFinal_ex(x, out + 100, &outl)
+            && EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_GET_TAG, 16, tag)
+            && EVP_EncryptInit_ex2(x, NULL, NULL, iv2, NULL)
+            && EVP_EncryptUpdate(x, out2, &outl, buf, 100) && EVP_EncryptFinal_ex(x, out2 + 100, &outl)
+            && EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_GET_TAG, 16, tag2);
+        unsigned char pt[128];
+        ok &= EVP_CIPHER_CTX_ctrl(y, EVP_CTRL_AEAD_SET_TAG, 12, tag) > 0
+            && EVP_DecryptUpdate(y, pt, &outl, out, 100) && EVP_DecryptFinal_ex(y, pt, &outl) > 0
+            && EVP_DecryptInit_ex2(y, NULL, NULL, iv2, NULL)
+            && EVP_DecryptUpdate(y, pt, &outl, out2, 100)
+            && EVP_CIPHER_CTX_ctrl(y, EVP_CTRL_AEAD_SET_TAG, 16, tag2) > 0
+            && EVP_DecryptFinal_ex(y, pt, &outl) > 0;
+        report("GCM: a 16-byte tag after a message with a 12-byte one", ok);
+        ERR_clear_error();
+        EVP_CIPHER_CTX_free(x);
+        EVP_CIPHER_CTX_free(y);
+    }
+    /* Final after tlsaad: fails, and the record with it (the record's IV
+     * made a tag, then sealed the record). */
+    if ((x = aead_ctx("AES-128-GCM", hw, 1, key, NULL)) != NULL) {
+        unsigned char fixed[4] = {9, 8, 7, 6}, aad[13], rec[8 + 32 + 16] = {0};
+        tls_header(aad, 0, 8 + 32 + 16);
+        EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_SET_IV_FIXED, 4, fixed);
+        EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_TLS1_AAD, 13, aad);
+        ok = EVP_EncryptFinal_ex(x, out, &outl) <= 0;
+        ok &= EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_GET_TAG, 16, tag) <= 0;
+        ok &= EVP_Cipher(x, rec, rec, sizeof rec) <= 0;
+        report("GCM: final after tlsaad fails, and the record after it", ok);
+        ERR_clear_error();
+        EVP_CIPHER_CTX_free(x);
+    }
+    /* ChaCha20-Poly1305 TLS records: Final after tlsaad fails and leaves
+     * the record; a record into a separate buffer works; a call of the
+     * wrong length keeps the header for the right one. Byte for byte as
+     * the default provider. */
+    {
+        unsigned char got[2][3][48 + 16];
+        const char *provs[2] = {def, hw};
+        ok = 1;
+        for (int p = 0; p < 2; p++) {
+            unsigned char fixed[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, aad[13], in[64];
+            memset(got[p], 0x77, sizeof got[p]);
+            if ((x = aead_ctx("ChaCha20-Poly1305", provs[p], 1, key, NULL)) == NULL) {
+                ok = 0;
+                continue;
+            }
+            ok &= EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_SET_IV_FIXED, 12, fixed) > 0;
+            tls_header(aad, 0, 32);
+            ok &= EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_TLS1_AAD, 13, aad) == 16;
+            ok &= EVP_EncryptFinal_ex(x, out, &outl) <= 0;
+            memcpy(got[p][0], buf, 32);
+            ok &= EVP_Cipher(x, got[p][0], got[p][0], 48) == 48;
+            tls_header(aad, 1, 32);
+            ok &= EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_TLS1_AAD, 13, aad) == 16;
+            memcpy(in, buf, 32);
+            ok &= EVP_Cipher(x, got[p][1], in, 48) == 48;
+            tls_header(aad, 2, 10);
+            ok &= EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_TLS1_AAD, 13, aad) == 16;
+            memcpy(got[p][2], buf, 26);
+            ok &= EVP_Cipher(x, got[p][2], got[p][2], 30) <= 0;
+            ok &= EVP_Cipher(x, got[p][2], got[p][2], 26) == 26;
+            EVP_CIPHER_CTX_free(x);
+            ERR_clear_error();
+        }
+        report("ChaCha20-Poly1305: TLS records as the default provider's", ok && memcmp(got[0], got[1], sizeof got[0]) == 0);
+    }
+    /* ChaCha20-Poly1305 (EVP form): an init with neither key nor IV lets the
+     * message go on, and EVP_Cipher(ctx, NULL, NULL, 0) does nothing, as
+     * the default provider's; a second message under the same nonce
+     * (after Final, no new IV) is refused (the default's repeats the
+     * keystream). */
+    {
+        unsigned char t[2][16], c2[2][64];
+        const char *provs[2] = {def, hw};
+        ok = 1;
+        for (int p = 0; p < 2; p++) {
+            if ((x = aead_ctx("ChaCha20-Poly1305", provs[p], 1, key, iv + 4)) == NULL) {
+                ok = 0;
+                continue;
+            }
+            ok &= EVP_EncryptUpdate(x, NULL, &outl, buf, 13) == 1;
+            ok &= EVP_EncryptUpdate(x, c2[p], &outl, zero, 32) == 1;
+            ok &= EVP_EncryptInit_ex2(x, NULL, NULL, NULL, NULL) == 1;
+            ok &= EVP_Cipher(x, NULL, NULL, 0) >= 0;
+            ok &= EVP_EncryptUpdate(x, c2[p] + 32, &outl, zero, 32) == 1;
+            ok &= EVP_EncryptFinal_ex(x, out, &outl) == 1;
+            ok &= EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_GET_TAG, 16, t[p]) == 1;
+            if (p == 1)
+                ok &= EVP_EncryptUpdate(x, out, &outl, zero, 32) <= 0;
+            EVP_CIPHER_CTX_free(x);
+            ERR_clear_error();
+        }
+        report("ChaCha20-Poly1305: re-init with nothing goes on; no second message under a nonce",
+               ok && memcmp(t[0], t[1], 16) == 0 && memcmp(c2[0], c2[1], 64) == 0);
+    }
+}
+
 int main(void)
 {
     unsigned char key[64], iv[16] = {1}, buf[256], out[512], tag[17];
@@ -389,6 +546,8 @@ int main(void)
         report("ChaCha20: key-only re-init goes on as the default provider's", ok);
         ERR_clear_error();
     }
+
+    aead_review_2026_11_29(key, iv, buf);
 
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
