@@ -10,7 +10,7 @@ use crate::errors::{AlreadyFinalized, AlreadyUpdated, NotYetFinalized, to_py};
 use hwcrypt::aes::Aes;
 use hwcrypt::gcm::{AesGcm, AesGcmStream};
 use hwcrypt::modes::{Cbc, Ctr, Ecb, Xts, padding};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyAttributeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::sync::Mutex;
@@ -381,10 +381,14 @@ impl CipherContext {
                     "You must finalize encryption before getting the tag.",
                 )),
             },
-            Mode::Gcm(_) => Err(PyValueError::new_err(
-                "the tag of a decryption context is the one given to it",
+            // AttributeError, as `cryptography`'s contexts have no `tag`
+            // but a GCM encryption's: `hasattr(ctx, "tag")` answers the same.
+            Mode::Gcm(_) => Err(PyAttributeError::new_err(
+                "a GCM decryption context has no tag (the tag is the one given to it)",
             )),
-            _ => Err(PyValueError::new_err("only GCM contexts have a tag")),
+            _ => Err(PyAttributeError::new_err(
+                "only GCM encryption contexts have a tag",
+            )),
         }
     }
 }

@@ -233,3 +233,26 @@ def test_aead_decrypt_checks_no_length_before_the_tag():
         view.release()
     finally:
         m.close()
+
+
+def test_tag_attribute_as_cryptography():
+    """`hasattr(ctx, "tag")` answers as for cryptography's contexts: only a
+    GCM encryption context has a tag (a ValueError before, which hasattr
+    does not catch)."""
+    key, iv = K16, b"\0" * 16
+    cases = [
+        (lambda m: m.CTR(iv), True),
+        (lambda m: m.CBC(iv), True),
+        (lambda m: m.ECB(), False),
+        (lambda m: m.GCM(iv[:12], b"\0" * 16), False),
+    ]
+    for mode, encrypt in cases:
+        ours = hwcrypt.Cipher(hwcrypt.algorithms.AES(key), mode(hwcrypt.modes))
+        theirs = CCipher(c_alg.AES(key), mode(c_modes))
+        a = ours.encryptor() if encrypt else ours.decryptor()
+        b = theirs.encryptor() if encrypt else theirs.decryptor()
+        assert hasattr(a, "tag") == hasattr(b, "tag") is False, mode(c_modes)
+    # A GCM encryption context: NotYetFinalized before finalize, as there.
+    a = hwcrypt.Cipher(hwcrypt.algorithms.AES(key), hwcrypt.modes.GCM(iv[:12])).encryptor()
+    b = CCipher(c_alg.AES(key), c_modes.GCM(iv[:12])).encryptor()
+    same(lambda: a.tag, lambda: b.tag)
