@@ -825,6 +825,35 @@ fn review_2026_11_29_output_targets() {
     assert!(!temp(), "temporary file left after SIGTERM");
     assert!(!dir.join("term.age").exists());
 
+    // Under nohup, SIGHUP stays ignored: the command finishes.
+    if std::process::Command::new("nohup")
+        .arg("true")
+        .output()
+        .is_ok()
+    {
+        let mut child = std::process::Command::new("nohup")
+            .arg(env!("CARGO_BIN_EXE_hwcrypt"))
+            .args(["encrypt", "-r", &recipient, "-o", "hup.age"])
+            .current_dir(&dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(&msg).unwrap();
+        wait_for_temp();
+        let hup = std::process::Command::new("kill")
+            .args(["-HUP", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(hup.success());
+        drop(stdin);
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(decrypts("hup.age"));
+    }
+
     // A reader that goes away (`| head -c1`): exit 0, no message.
     let o = hwcrypt(
         &["encrypt", "-r", &recipient, "-o", "big.age", "in.bin"],

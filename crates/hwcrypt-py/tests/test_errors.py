@@ -199,8 +199,8 @@ def test_review_2026_11_29_second():
         hwcrypt.aes_xts_encrypt(bytes(range(48)), b"\0" * 16, b"x" * 16)
     with pytest.raises(ValueError, match="XTS specification"):
         hwcrypt.aes_xts_decrypt(bytes(range(48)), b"\0" * 16, b"x" * 16)
-    # This build (CI's: maturin develop, the dev profile) unwinds, and so
-    # does the wheel's profile: `pip install` builds [profile.python].
+    # This build (CI's `maturin develop`) and `pip install`'s both use the
+    # wheel's profile, [profile.python], which unwinds.
     assert hwcrypt.cpu_info()["panic"] == "unwind"
     import pathlib
     import tomllib

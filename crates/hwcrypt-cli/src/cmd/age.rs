@@ -211,18 +211,34 @@ fn read_file(path: &Path, what: &str) -> Result<Zeroizing<Vec<u8>>, Failure> {
     read_capped(File::open(path).map_err(cannot)?, path, what)
 }
 
-/// At most [`KEY_FILE_MAX`] bytes of `src`; more is a usage error.
-fn read_capped(src: impl Read, path: &Path, what: &str) -> Result<Zeroizing<Vec<u8>>, Failure> {
-    let mut bytes = Zeroizing::new(Vec::new());
-    BufReader::new(src)
-        .take(KEY_FILE_MAX + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| usage(format!("cannot read {what} {}: {e}", path.display())))?;
-    if bytes.len() as u64 > KEY_FILE_MAX {
-        return Err(usage(format!(
-            "{what} {} is larger than 16 MiB",
-            path.display()
-        )));
+/// At most [`KEY_FILE_MAX`] bytes of `src`; more is a usage error. Read
+/// with no copy outside zeroizing memory (key files and passphrases): no
+/// `BufReader` (its buffer is freed unwiped), and the buffer grown by hand
+/// (a `Vec` reallocation frees the old block unwiped).
+fn read_capped(mut src: impl Read, path: &Path, what: &str) -> Result<Zeroizing<Vec<u8>>, Failure> {
+    let cannot = |e: io::Error| usage(format!("cannot read {what} {}: {e}", path.display()));
+    let mut bytes = Zeroizing::new(Vec::with_capacity(4096));
+    let mut chunk = Zeroizing::new([0u8; 4096]);
+    loop {
+        let n = match src.read(&mut chunk[..]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(cannot(e)),
+        };
+        if bytes.len() as u64 + n as u64 > KEY_FILE_MAX {
+            return Err(usage(format!(
+                "{what} {} is larger than 16 MiB",
+                path.display()
+            )));
+        }
+        if bytes.len() + n > bytes.capacity() {
+            let mut grown = Zeroizing::new(Vec::with_capacity(2 * bytes.capacity() + n));
+            grown.extend_from_slice(&bytes);
+            // The old buffer is wiped (its whole capacity) as it drops.
+            bytes = grown;
+        }
+        bytes.extend_from_slice(&chunk[..n]);
     }
     Ok(bytes)
 }
@@ -621,7 +637,7 @@ fn rfc3339(secs: u64) -> String {
 fn keygen(args: &KeygenArgs) -> Result<(), Failure> {
     if let Some(path) = &args.convert {
         let bytes = if path.as_os_str() == "-" {
-            read_capped(io::stdin(), path, "identity file")?
+            read_capped(stdio_file(io::stdin().as_fd())?, path, "identity file")?
         } else {
             read_file(path, "identity file")?
         };

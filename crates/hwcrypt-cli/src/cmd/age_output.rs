@@ -3,7 +3,7 @@
 //! fsynced and renamed into place only on success, removed on any failure,
 //! on SIGINT, SIGTERM or SIGHUP, and on a panic; never an existing file
 //! without `--force` (not even one made while the command ran); never the
-//! input file. Devices, pipes and the standard output's own file (`-o
+//! input file. A signal inherited as ignored (`nohup`) stays ignored. Devices, pipes and the standard output's own file (`-o
 //! /dev/stdout`) are written in place ([`open_output`]); a symbolic link is
 //! followed, never replaced.
 
@@ -25,17 +25,41 @@ fn remove_pending() {
     }
 }
 
-/// Installs the handler of SIGINT, SIGTERM and SIGHUP (`ctrlc`'s
-/// `termination` feature) and a panic hook (the release build aborts on a
-/// panic: no destructor runs) that remove a pending temporary file.
+/// Whether the process inherited `signal` as ignored (`SigIgn` in
+/// /proc/self/status): `nohup` ignores SIGHUP, a shell ignores SIGINT in
+/// its background jobs. Such a signal is left ignored.
+fn inherited_ignored(signal: i32) -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("SigIgn:"))
+                .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        })
+        .is_some_and(|mask| (1..=64).contains(&signal) && mask >> (signal - 1) & 1 == 1)
+}
+
+/// Removes a pending temporary file on SIGINT, SIGTERM and SIGHUP (each
+/// unless inherited as ignored; exit status 128 + the signal) and on a
+/// panic (the release build aborts on a panic: no destructor runs). The
+/// signals are taken by `signal-hook`'s thread (the CLI has no `unsafe`).
 pub fn remove_temp_on_interrupt() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     static INSTALLED: Once = Once::new();
     INSTALLED.call_once(|| {
-        // Another handler already installed (tests) is not worth failing for.
-        let _ = ctrlc::set_handler(|| {
-            remove_pending();
-            std::process::exit(130);
-        });
+        let wanted: Vec<i32> = [SIGINT, SIGTERM, SIGHUP]
+            .into_iter()
+            .filter(|&s| !inherited_ignored(s))
+            .collect();
+        if let Ok(mut signals) = signal_hook::iterator::Signals::new(&wanted) {
+            std::thread::spawn(move || {
+                if let Some(signal) = signals.forever().next() {
+                    remove_pending();
+                    std::process::exit(128 + signal);
+                }
+            });
+        }
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             remove_pending();

@@ -207,9 +207,10 @@ pub(crate) struct ChaChaPolyCipher {
     nonce: [u8; NONCE],
     nonce_len: usize,
     nonce_set: bool,
-    /// A message was encrypted under this key and nonce: another would
-    /// repeat its keystream (OpenSSL's restarts; refused until a new nonce
-    /// or key is set).
+    /// A message ran under this nonce (with this key or another one set
+    /// since): encrypting another would repeat a keystream (OpenSSL's
+    /// starts one); refused until a new nonce is set. Decrypting again is
+    /// allowed.
     nonce_used: bool,
     /// The nonce is a TLS record's fixed part (`tlsivfixed`): records XOR
     /// their sequence number into it, so a plain message under it would
@@ -262,7 +263,7 @@ impl ChaChaPolyCipher {
             if !self.nonce_set || self.nonce_tls || (self.encrypt && self.nonce_used) {
                 return Err(Reason::CipherOperationFailed);
             }
-            self.nonce_used |= self.encrypt;
+            self.nonce_used = true;
             let nonce = self.nonce;
             self.stream()?
                 .start(&nonce)
@@ -406,7 +407,6 @@ impl Cipher for ChaChaPolyCipher {
                 let k = ChaCha20Poly1305::new(key).map_err(|_| Reason::InvalidKeyLength)?;
                 self.stream = Some(ChaCha20Poly1305Stream::new(k));
                 self.key.copy_from_slice(key);
-                self.nonce_used = false;
             }
         }
         Ok(())

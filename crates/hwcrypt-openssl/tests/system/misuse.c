@@ -240,6 +240,30 @@ static void aead_review_2026_11_29(const unsigned char *key, const unsigned char
         report("ChaCha20-Poly1305: re-init with nothing goes on; no second message under a nonce",
                ok && memcmp(t[0], t[1], 16) == 0 && memcmp(c2[0], c2[1], 64) == 0);
     }
+    /* ... not after a key changed and changed back, nor after a decryption
+     * under the nonce (found in the review of these fixes). */
+    if ((x = aead_ctx("ChaCha20-Poly1305", hw, 1, key, iv + 4)) != NULL) {
+        unsigned char k2[32];
+        memcpy(k2, key, 32);
+        k2[0] ^= 1;
+        ok = EVP_EncryptUpdate(x, out, &outl, zero, 32) == 1 && EVP_EncryptFinal_ex(x, out, &outl) == 1;
+        ok &= EVP_EncryptInit_ex2(x, NULL, k2, NULL, NULL) == 1;
+        ok &= EVP_EncryptInit_ex2(x, NULL, key, NULL, NULL) == 1;
+        ok &= EVP_EncryptUpdate(x, out, &outl, zero, 32) <= 0;
+        ERR_clear_error();
+        EVP_CIPHER_CTX_free(x);
+        if ((x = aead_ctx("ChaCha20-Poly1305", hw, 0, key, iv + 4)) != NULL) {
+            ok &= EVP_DecryptUpdate(x, out, &outl, zero, 32) == 1;
+            EVP_DecryptFinal_ex(x, out, &outl);
+            ok &= EVP_CipherInit_ex2(x, NULL, NULL, NULL, 1, NULL) == 1;
+            ok &= EVP_EncryptUpdate(x, out, &outl, zero, 32) <= 0;
+            EVP_CIPHER_CTX_free(x);
+        } else {
+            ok = 0;
+        }
+        report("ChaCha20-Poly1305: no second message after a key round trip or a decryption", ok);
+        ERR_clear_error();
+    }
 }
 
 int main(void)
