@@ -660,12 +660,16 @@ fn ctr_refuses_to_repeat_keystream() {
             // The 7 bytes that are left are still served.
             ctr.apply_keystream(&mut buf[..7]).unwrap();
             assert_eq!(ctr.position(), LIMIT32);
-            // A seek far past the limit, then any data: refused.
+            // A seek far past the limit, then any data: refused; nothing
+            // (an empty call) is no keystream, fine anywhere (as the
+            // 128-bit width; found in review, 2026-11-29).
             ctr.seek(LIMIT32 * 5 + 3);
             assert_eq!(
                 ctr.apply_keystream(&mut buf[..2]),
                 Err(Error::KeystreamExhausted)
             );
+            assert_eq!(ctr.apply_keystream(&mut []), Ok(()));
+            assert_eq!(ctr.apply_keystream_to(&[], &mut []), Ok(()));
         }
         // 128-bit counters: fine far past 2^36, refused past position 2^128 - 1.
         let mut ctr = Ctr::new(&aes, &IV).unwrap();

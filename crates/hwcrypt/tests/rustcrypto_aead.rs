@@ -128,3 +128,25 @@ fn xchacha20_poly1305() {
         24,
     );
 }
+
+/// Found in review (2026-11-29): `ChaCha20Poly1305::new(&key)` picked
+/// hwcrypt's inherent `new` (a `Result`), so the `chacha20poly1305` crate's
+/// own example did not compile; and the wrappers were not `Clone`.
+#[test]
+fn drop_in_as_the_rustcrypto_crates() {
+    use hwcrypt::aead::rustcrypto::aead::{Key, Nonce};
+    let key: Key<ChaCha20Poly1305> = [7u8; 32].into();
+    let cipher = ChaCha20Poly1305::new(&key).clone();
+    let nonce: Nonce<ChaCha20Poly1305> = [0u8; 12].into();
+    let ct = cipher.encrypt(&nonce, b"plaintext".as_ref()).unwrap();
+    assert_eq!(cipher.decrypt(&nonce, ct.as_ref()).unwrap(), b"plaintext");
+    let x = XChaCha20Poly1305::new(&[7u8; 32].into()).clone();
+    let xn: Nonce<XChaCha20Poly1305> = [0u8; 24].into();
+    let ct = x.encrypt(&xn, b"plaintext".as_ref()).unwrap();
+    assert_eq!(x.decrypt(&xn, ct.as_ref()).unwrap(), b"plaintext");
+    let g = Aes128Gcm::new(&[1u8; 16].into()).clone();
+    let gn = [0u8; 12].into();
+    let ct = g.encrypt(&gn, b"x".as_ref()).unwrap();
+    let other = Aes256Gcm::new(&[1u8; 32].into()).clone();
+    assert!(other.decrypt(&gn, ct.as_ref()).is_err());
+}

@@ -20,7 +20,7 @@
 pub use aead;
 
 use crate::aead::Aead as HwAead;
-pub use crate::chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
+use crate::chacha20poly1305 as hw_chacha;
 use crate::gcm::AesGcm;
 use aead::consts::{U12, U16, U24, U32};
 use aead::inout::InOutBuf;
@@ -35,7 +35,7 @@ use aead::{AeadCore, AeadInOut, Key, KeyInit, KeySizeUser, Nonce, Tag, TagPositi
 /// let sealed = cipher.encrypt(&nonce, b"hello".as_ref()).unwrap();
 /// assert_eq!(cipher.decrypt(&nonce, sealed.as_ref()).unwrap(), b"hello");
 /// ```
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Aes128Gcm(AesGcm);
 
 /// AES-256-GCM with a fixed key size, for [`KeyInit`].
@@ -47,8 +47,51 @@ pub struct Aes128Gcm(AesGcm);
 /// let sealed = cipher.encrypt(&nonce, b"hello".as_ref()).unwrap();
 /// assert_eq!(cipher.decrypt(&nonce, sealed.as_ref()).unwrap(), b"hello");
 /// ```
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Aes256Gcm(AesGcm);
+
+/// ChaCha20-Poly1305 (RFC 8439), for [`KeyInit`]: a type of its own (not
+/// hwcrypt's [`hw_chacha::ChaCha20Poly1305`], whose inherent `new` returns
+/// a `Result` and would be picked by `ChaCha20Poly1305::new(&key)`), so the
+/// `chacha20poly1305` crate's code compiles unchanged.
+///
+/// ```
+/// use hwcrypt::aead::rustcrypto::{aead::{Aead, Key, KeyInit, Nonce}, ChaCha20Poly1305};
+/// let key: Key<ChaCha20Poly1305> = [7u8; 32].into();
+/// let cipher = ChaCha20Poly1305::new(&key);
+/// let nonce: Nonce<ChaCha20Poly1305> = [0u8; 12].into();
+/// let sealed = cipher.encrypt(&nonce, b"hello".as_ref()).unwrap();
+/// assert_eq!(cipher.decrypt(&nonce, sealed.as_ref()).unwrap(), b"hello");
+/// ```
+#[derive(Clone, Debug)]
+pub struct ChaCha20Poly1305(hw_chacha::ChaCha20Poly1305);
+
+/// XChaCha20-Poly1305 (24-byte nonces), for [`KeyInit`]; see
+/// [`ChaCha20Poly1305`].
+///
+/// ```
+/// use hwcrypt::aead::rustcrypto::{aead::{Aead, Key, KeyInit, Nonce}, XChaCha20Poly1305};
+/// let cipher = XChaCha20Poly1305::new(&[7u8; 32].into());
+/// let nonce: Nonce<XChaCha20Poly1305> = [0u8; 24].into();
+/// let sealed = cipher.encrypt(&nonce, b"hello".as_ref()).unwrap();
+/// assert_eq!(cipher.decrypt(&nonce, sealed.as_ref()).unwrap(), b"hello");
+/// ```
+#[derive(Clone, Debug)]
+pub struct XChaCha20Poly1305(hw_chacha::XChaCha20Poly1305);
+
+impl ChaCha20Poly1305 {
+    /// The hwcrypt key inside (backend, streaming API).
+    pub fn inner(&self) -> &hw_chacha::ChaCha20Poly1305 {
+        &self.0
+    }
+}
+
+impl XChaCha20Poly1305 {
+    /// The hwcrypt key inside (backend).
+    pub fn inner(&self) -> &hw_chacha::XChaCha20Poly1305 {
+        &self.0
+    }
+}
 
 impl Aes128Gcm {
     /// The hwcrypt key inside (backend, explicit IV/tag-length API).
@@ -85,16 +128,16 @@ impl Hw for Aes256Gcm {
 }
 
 impl Hw for ChaCha20Poly1305 {
-    type Aead = Self;
-    fn hw(&self) -> &Self {
-        self
+    type Aead = hw_chacha::ChaCha20Poly1305;
+    fn hw(&self) -> &hw_chacha::ChaCha20Poly1305 {
+        &self.0
     }
 }
 
 impl Hw for XChaCha20Poly1305 {
-    type Aead = Self;
-    fn hw(&self) -> &Self {
-        self
+    type Aead = hw_chacha::XChaCha20Poly1305;
+    fn hw(&self) -> &hw_chacha::XChaCha20Poly1305 {
+        &self.0
     }
 }
 
@@ -160,5 +203,5 @@ macro_rules! rustcrypto_aead {
 
 rustcrypto_aead!(Aes128Gcm, key: U16, nonce: U12, new: |k| AesGcm::new(k).map(Aes128Gcm));
 rustcrypto_aead!(Aes256Gcm, key: U32, nonce: U12, new: |k| AesGcm::new(k).map(Aes256Gcm));
-rustcrypto_aead!(ChaCha20Poly1305, key: U32, nonce: U12, new: ChaCha20Poly1305::new);
-rustcrypto_aead!(XChaCha20Poly1305, key: U32, nonce: U24, new: XChaCha20Poly1305::new);
+rustcrypto_aead!(ChaCha20Poly1305, key: U32, nonce: U12, new: |k| hw_chacha::ChaCha20Poly1305::new(k).map(ChaCha20Poly1305));
+rustcrypto_aead!(XChaCha20Poly1305, key: U32, nonce: U24, new: |k| hw_chacha::XChaCha20Poly1305::new(k).map(XChaCha20Poly1305));

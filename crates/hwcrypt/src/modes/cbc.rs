@@ -128,8 +128,8 @@ impl<K: Borrow<Aes>> Cbc<K> {
     /// its next whole blocks. The result is exactly what [`Cbc::encrypt`]
     /// on each pair in turn gives, and each chaining value moves on the
     /// same way; but one stream's blocks are a chain that leaves the AES
-    /// units idle most of the time, while here up to 8 (`aesni`), 16
-    /// (`vaes-avx2`) or 32 (`vaes-avx512`) streams share them, one block
+    /// units idle most of the time, while here up to 8 (`aesni`) or 16
+    /// (`vaes-avx2`, `vaes-avx512`) streams share them, one block
     /// of each per step. Streams may differ in length and key size; 16 or
     /// more streams of a few KiB reach about ECB's speed. See
     /// [`CbcEncryptBatch`] for separate input and output buffers.
