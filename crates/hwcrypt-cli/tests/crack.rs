@@ -613,3 +613,41 @@ fn write_failures_exit_1_and_openssl_config_refuses_what_it_cannot_write() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Found in review (2026-11-29): stdout that cannot be written (a full
+/// disk) lost the `--resume` file, and with it the key; and `searched`
+/// left out the batch the key was found in.
+#[cfg(target_os = "linux")]
+#[test]
+fn resume_file_is_saved_when_stdout_fails() {
+    let (ct, key) = challenge([2, 7, 1]);
+    let dir = std::env::temp_dir().join(format!("hwcrypt-crack-full-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let state = dir.join("state.json");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hwcrypt"))
+        .args([
+            "crack", "-q", "-k", SPACE, "-m", "cbc", "--hex", &ct, "--text",
+        ])
+        .args(["--resume", state.to_str().unwrap()])
+        .env_remove("HWCRYPT_CPU")
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    let saved = std::fs::read_to_string(&state).unwrap();
+    assert!(saved.contains(&key), "{saved}");
+    let out = hwcrypt(
+        &[
+            "crack", "-q", "-t", "1", "-k", SPACE, "-m", "cbc", "--hex", &ct, "--text", "--json",
+        ],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let index = v["hits"][0]["index"].as_u64().unwrap();
+    assert_eq!(v["searched"].as_u64().unwrap(), index + 1, "{v}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -62,3 +62,26 @@ fn a_missing_module_is_one_error_line() {
     assert!(err.contains("build-module.sh"), "{err}");
     assert!(out.stdout.is_empty());
 }
+
+/// Found in review (2026-11-29): a module path that is not UTF-8 was
+/// written with U+FFFD (naming another file) and exit status 0.
+#[cfg(unix)]
+#[test]
+fn a_non_utf8_module_path_is_refused() {
+    use std::os::unix::ffi::OsStrExt;
+    let base = std::env::temp_dir().join(format!("hwcrypt-conf-{}-", std::process::id()));
+    let mut bytes = base.as_os_str().as_bytes().to_vec();
+    bytes.push(0xff);
+    let dir = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(&bytes));
+    std::fs::create_dir_all(&dir).unwrap();
+    let module = dir.join("hwcrypt.so");
+    std::fs::write(&module, b"not a module").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hwcrypt"))
+        .args(["openssl-config", "--module"])
+        .arg(&module)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not UTF-8"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -459,3 +459,44 @@ fn peers_side_by_side() {
     assert!(keys.iter().any(|k| k["library"] == "openssl"));
     assert!(keys.iter().any(|k| k["library"] == "ring"));
 }
+
+/// Found in review (2026-11-29): `--time 100us` (the documented minimum)
+/// was refused (100 * 1e-6 < 1e-4 in binary); the buffer cap left out the
+/// 16 streams of `aes-*-cbc-x16`; a plot that could not be written lost the
+/// measured table.
+#[test]
+fn review_2026_11_29_limits_and_plot_failures() {
+    let out = hwcrypt(
+        &[
+            "aes-128-ecb",
+            "--sizes",
+            "16",
+            "--reps",
+            "1",
+            "--time",
+            "100us",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{out:?}");
+    one_line_error(
+        &["aes-128-cbc-x16", "--sizes", "64m", "--threads", "4"],
+        "MiB of buffers",
+    );
+    let out = hwcrypt(
+        &[
+            "aes-128-ecb",
+            "--sizes",
+            "16",
+            "--time",
+            "1ms",
+            "--reps",
+            "1",
+            "--plot",
+            "/proc/no.svg",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(text(&out).contains("aes-128-ecb"), "{out:?}");
+}

@@ -192,7 +192,8 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         .filter(|x| x.is_finite() && *x > 0.0)
         .map(|x| x * scale)
         .ok_or_else(|| format!("invalid time '{s}' (e.g. 0.3, 300ms, 2s)"))?;
-    if !(1e-4..=60.0).contains(&secs) {
+    // The bounds with a little slack: 100 * 1e-6 is 9.999...e-5 in binary.
+    if !((1e-4 * (1.0 - 1e-9))..=(60.0 * (1.0 + 1e-9))).contains(&secs) {
         return Err(format!("invalid time '{s}': from 100us to 60s per cell"));
     }
     Ok(Duration::from_secs_f64(secs))
@@ -418,10 +419,14 @@ pub fn validate(opts: &Options) -> Result<(), String> {
         return Err(format!("--aad: at most {MAX_AAD_LEN} bytes"));
     }
     // Each thread holds about two buffers of the largest size (data and a
-    // copy to open): `--threads 256 --sizes 64m` would ask for 32 GiB.
+    // copy to open), times the streams of a multi-stream row (the 16 CBC
+    // streams of `aes-*-cbc-x16`): `--threads 256 --sizes 64m` would ask
+    // for 32 GiB.
     let largest = opts.sizes.iter().copied().max().unwrap_or(0) as u64;
+    let streams = opts.ciphers.iter().map(|c| c.streams()).max().unwrap_or(1) as u64;
     let held = largest
         .saturating_mul(2)
+        .saturating_mul(streams)
         .saturating_mul(opts.timing.threads as u64);
     if held > MAX_BUFFER_BYTES {
         return Err(format!(

@@ -241,6 +241,15 @@ where
     Ok(())
 }
 
+/// 64 random bits for a temporary name: std's hasher keys come from the
+/// operating system's random source.
+fn unguessable() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    h.finish()
+}
+
 /// Draws `report` into `path` (SVG or PNG by extension), through a
 /// temporary file renamed into place, so a failure leaves no half-written
 /// file. Returns a warning to show, if any (e.g. no font for the text).
@@ -264,7 +273,9 @@ pub fn write(path: &Path, report: &Report) -> Result<Option<String>, String> {
     let size = (cols * 380 + 20, rows * 280 + 90);
     let fail = |e: Box<dyn std::error::Error>| format!("--plot {}: {e}", path.display());
     let ext = if kind == Kind::Svg { "svg" } else { "png" };
-    let tmp = path.with_extension(format!("tmp-{}.{ext}", std::process::id()));
+    // A name no one can guess (so no one can put a link there first), and
+    // for SVG created new (never through an existing file or link).
+    let tmp = path.with_extension(format!("tmp-{:016x}.{ext}", unguessable()));
     let result = match kind {
         Kind::Svg => {
             let mut svg = String::new();
@@ -274,7 +285,12 @@ pub fn write(path: &Path, report: &Report) -> Result<Option<String>, String> {
                 text,
             )
             .map_err(fail)?;
-            std::fs::write(&tmp, svg).map_err(|e| format!("--plot {}: {e}", tmp.display()))
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, svg.as_bytes()))
+                .map_err(|e| format!("--plot {}: {e}", path.display()))
         }
         Kind::Png => draw(
             BitMapBackend::new(&tmp, size).into_drawing_area(),

@@ -627,7 +627,7 @@ fn run(args: &Args) -> Result<ExitCode, CliError> {
         )?;
         writeln!(
             err,
-            "backend: {} ({} key{} per register), {} threads; filter: {}",
+            "backend: {} ({} key{} per register), {} thread{}; filter: {}",
             search.backend(),
             crack::keys_per_register(search.backend()),
             if crack::keys_per_register(search.backend()) == 1 {
@@ -636,6 +636,7 @@ fn run(args: &Args) -> Result<ExitCode, CliError> {
                 "s"
             },
             search.threads(),
+            if search.threads() == 1 { "" } else { "s" },
             search.filter_description()
         )?;
     }
@@ -741,14 +742,10 @@ fn run(args: &Args) -> Result<ExitCode, CliError> {
         }
         out.flush()
     })();
-    // A closed stdout (`| head`) loses the printout, not the exit status
-    // the search decided (0 means a key was found).
-    match printed {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-        r => r?,
-    }
-    // Saved after the result is printed: a file that cannot be written
-    // costs a warning, never the key.
+    // Saved after the result is printed, whether or not that worked: a
+    // resume file that cannot be written costs a warning, never the key,
+    // and an output that cannot be written (a full disk, a closed
+    // terminal) costs the printout, never the saved key and position.
     if let Some(path) = &args.resume {
         let state = resume_state(
             args,
@@ -759,6 +756,12 @@ fn run(args: &Args) -> Result<ExitCode, CliError> {
             outcome.completed,
         );
         save_resume_or_warn(path, &state);
+    }
+    // A closed stdout (`| head`) loses the printout, not the exit status
+    // the search decided (0 means a key was found).
+    match printed {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        r => r?,
     }
     if outcome.hit_limit && !interrupted {
         eprintln!(
@@ -813,6 +816,7 @@ fn report_earlier(args: &Args, hits: &[Hit]) -> Result<ExitCode, CliError> {
             let report = serde_json::json!({
                 "found": true,
                 "key": hits.first().map(|h| hex(&h.key)),
+                "plaintext": hits.first().map(|h| escape(&h.plaintext)),
                 "hits": hits.iter().map(json_hit).collect::<Vec<_>>(),
                 "from_resume_file": true,
             });

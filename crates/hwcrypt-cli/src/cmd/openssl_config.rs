@@ -103,7 +103,14 @@ pub fn run(args: &Args) -> Result<(), CliError> {
     // backends named in the comments would otherwise read "unavailable").
     hwcrypt::cpu::features()?;
     let module = find_module(args)?;
-    let text = module.to_string_lossy();
+    // The config is text: a path that is not UTF-8 would be written with
+    // U+FFFD in it, naming another file (OpenSSL then loads no hwcrypt).
+    let Some(text) = module.to_str() else {
+        return Err(CliError::Usage(format!(
+            "module path {} is not UTF-8, so openssl.cnf cannot name it; put the module where its path is",
+            module.display()
+        )));
+    };
     let bad = text
         .chars()
         .find(|c| CONFIG_SPECIAL.contains(c))

@@ -140,14 +140,17 @@ pub fn run(args: &Args) -> Result<(), CliError> {
         }
     };
     let report = speed::run(&opts, &mut status).map_err(usage)?;
+    // The results first: a plot that cannot be written costs the plot,
+    // not the measurements.
+    let printed = {
+        let mut out = std::io::stdout().lock();
+        output::write(&mut out, &report, format).and_then(|()| out.flush())
+    };
     if let Some(path) = &args.plot
         && let Some(warning) =
             plot::write(path, &report).map_err(|e| CliError::Io(std::io::Error::other(e)))?
     {
         eprintln!("hwcrypt: warning: {warning}");
     }
-    let mut out = std::io::stdout().lock();
-    output::write(&mut out, &report, format)?;
-    out.flush()?;
-    Ok(())
+    Ok(printed?)
 }

@@ -794,8 +794,13 @@ impl Worker<'_, '_> {
                         // candidates are left untested, so the resume
                         // point is the batch's start (a resumed run
                         // confirms this batch again).
+                        // `searched` counts this batch's keys up to the
+                        // one just confirmed (the filter saw them all; a
+                        // search that stopped at its key has searched up
+                        // to it).
                         self.unfinished.fetch_min(i, Ordering::Relaxed);
-                        self.searched.fetch_add(pending, Ordering::Relaxed);
+                        self.searched
+                            .fetch_add(pending + j as u64 + 1, Ordering::Relaxed);
                         return;
                     }
                 }

@@ -581,6 +581,19 @@ impl Challenge {
                 // padding is removed) so that the filter's budget, which is
                 // fixed before any key is tried, is never smaller.
                 let allowed = allowed_non_text(region, *min_ratio);
+                // A region that starts inside the message (CBC from byte
+                // 16) may begin with the rest of a UTF-8 character its
+                // start cut: up to 3 continuation bytes, not counted.
+                let text = if *utf8 && self.text_from > 0 {
+                    let cut = text
+                        .iter()
+                        .take(3)
+                        .take_while(|&&b| (0x80..=0xbf).contains(&b))
+                        .count();
+                    &text[cut..]
+                } else {
+                    text
+                };
                 non_text_bytes_upto(text, *utf8, allowed) <= allowed
             }
         })
