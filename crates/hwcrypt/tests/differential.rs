@@ -810,8 +810,9 @@ fn ctr_seek(ctx: &Ctx, width: CounterWidth) -> Result<(), String> {
             let applied = ctr.apply_keystream(&mut got);
             // 32-bit counters serve 2^32 blocks from the initial counter;
             // past that the keystream would repeat, and the call must fail
-            // without touching the buffer.
-            if width == CounterWidth::Low32 && far + n as u128 > 1u128 << 36 {
+            // without touching the buffer (an empty call uses no keystream
+            // and succeeds anywhere).
+            if width == CounterWidth::Low32 && n > 0 && far + n as u128 > 1u128 << 36 {
                 if applied != Err(hwcrypt::Error::KeystreamExhausted) || got.iter().any(|&b| b != 0)
                 {
                     return Err(ctx.fail(
