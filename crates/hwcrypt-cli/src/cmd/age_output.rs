@@ -3,9 +3,10 @@
 //! fsynced and renamed into place only on success, removed on any failure,
 //! on SIGINT, SIGTERM or SIGHUP, and on a panic; never an existing file
 //! without `--force` (not even one made while the command ran); never the
-//! input file. A signal inherited as ignored (`nohup`) stays ignored. Devices, pipes and the standard output's own file (`-o
-//! /dev/stdout`) are written in place ([`open_output`]); a symbolic link is
-//! followed, never replaced.
+//! input file. A signal inherited as ignored (`nohup`) stays ignored.
+//! Devices, pipes and the standard output's own file (`-o /dev/stdout`)
+//! are written in place ([`open_output`]); a symbolic link is followed,
+//! never replaced.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
