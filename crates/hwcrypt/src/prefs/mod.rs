@@ -127,10 +127,12 @@ pub struct AesHardware {
 
 /// The x86-64 test: AES-NI and PCLMULQDQ both usable. `detected` is what the
 /// CPU has, `usable` the same after the `HWCRYPT_CPU` mask; the difference
-/// only changes the wording of the reason.
+/// only changes the wording of the reason. SSSE3 switched off by the mask
+/// (every AES-NI CPU has it) also counts: hwcrypt's AES backends need it,
+/// so its AES would run in software.
 pub fn aes_hardware_x86_64(detected: Features, usable: Features) -> AesHardware {
     let parts = [(Feature::Aes, "AES-NI"), (Feature::Pclmulqdq, "PCLMULQDQ")];
-    let missing: Vec<String> = parts
+    let mut missing: Vec<String> = parts
         .iter()
         .filter(|(f, _)| !usable.has(*f))
         .map(|(f, name)| {
@@ -141,6 +143,12 @@ pub fn aes_hardware_x86_64(detected: Features, usable: Features) -> AesHardware 
             }
         })
         .collect();
+    if detected.has(Feature::Ssse3) && !usable.has(Feature::Ssse3) {
+        missing.push(format!(
+            "SSSE3 switched off by {} (hwcrypt's AES backends need it)",
+            cpu::MASK_ENV_VAR
+        ));
+    }
     decision(Arch::X86_64, "AES-NI and PCLMULQDQ usable", missing)
 }
 

@@ -32,6 +32,16 @@ fn x86_needs_both_aesni_and_pclmulqdq() {
     let none = aes_hardware_x86_64(all, Mask::parse("none").unwrap().apply(all));
     assert!(!none.present && none.reason.contains("PCLMULQDQ switched off"));
     assert!(aes_hardware_x86_64(all, Mask::parse("-vaes").unwrap().apply(all)).present);
+    // SSSE3 masked: hwcrypt's AES backends cannot run (found in review,
+    // 2026-11-29: the rule put AES-GCM first while `speed` ran it in
+    // software).
+    let no_ssse3 = aes_hardware_x86_64(all, Mask::parse("-ssse3").unwrap().apply(all));
+    assert!(!no_ssse3.present);
+    assert!(
+        no_ssse3.reason.contains("SSSE3 switched off"),
+        "{}",
+        no_ssse3.reason
+    );
 }
 
 #[test]
