@@ -107,7 +107,7 @@ pub fn run(args: &Args) -> Result<(), CliError> {
     // U+FFFD in it, naming another file (OpenSSL then loads no hwcrypt).
     let Some(text) = module.to_str() else {
         return Err(CliError::Usage(format!(
-            "module path {} is not UTF-8, so openssl.cnf cannot name it; put the module where its path is",
+            "module path {} is not UTF-8, so openssl.cnf cannot name it; put the module where its path is UTF-8",
             module.display()
         )));
     };
