@@ -127,12 +127,12 @@ fn parse_identity_file_inner(
     bytes: &[u8],
     passphrase: Option<PassphraseSource>,
 ) -> Result<Vec<Box<dyn Identity>>> {
+    // A passphrase-protected file, without a passphrase source: refused.
+    let source = |what: &str| {
+        passphrase.ok_or_else(|| Error::key(format!("{what}: a passphrase is needed to use it")))
+    };
     if EncryptedIdentityFile::detect(bytes) {
-        let Some(passphrase) = passphrase else {
-            return Err(Error::key(
-                "the identity file is age-encrypted: a passphrase is needed to use it",
-            ));
-        };
+        let passphrase = source("the identity file is age-encrypted")?;
         return Ok(vec![Box::new(EncryptedIdentityFile::new(
             bytes.to_vec(),
             passphrase,
@@ -143,17 +143,12 @@ fn parse_identity_file_inner(
     if trimmed.starts_with("-----BEGIN OPENSSH PRIVATE KEY-----") {
         let key = parse_openssh(trimmed.as_bytes())?;
         if key.is_encrypted() {
-            let Some(passphrase) = passphrase else {
-                return Err(Error::key(
-                    "passphrase-protected OpenSSH key: a passphrase is needed to use it",
-                ));
-            };
-            return Ok(vec![Box::new(EncryptedSshIdentity::parse(
-                trimmed.as_bytes(),
-                passphrase,
+            let passphrase = source("passphrase-protected OpenSSH key")?;
+            return Ok(vec![Box::new(EncryptedSshIdentity::from_key(
+                key, passphrase,
             )?)]);
         }
-        return Ok(vec![Box::new(SshIdentity::parse(trimmed.as_bytes())?)]);
+        return Ok(vec![Box::new(SshIdentity::from_keypair(key.key_data())?)]);
     }
     if trimmed.starts_with("-----BEGIN RSA PRIVATE KEY-----")
         || trimmed.starts_with("-----BEGIN PRIVATE KEY-----")

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::format::Stanza;
 use crate::primitives::FileKey;
 use crate::scrypt::ScryptIdentity;
-use crate::ssh::{SshIdentity, SshRecipient, parse_openssh, stanza_id};
+use crate::ssh::{SshIdentity, SshRecipient, key_tag, parse_openssh, stanza_id};
 use crate::{Decryptor, Identity, Recipient, armor, keys};
 use core::fmt;
 use hwcrypt::aes::Aes;
@@ -73,6 +73,8 @@ pub struct EncryptedSshIdentity {
     salt: Vec<u8>,
     rounds: u32,
     kind: &'static str,
+    /// The public key blob, and its tag (which stanzas are for the key).
+    blob: Vec<u8>,
     tag: String,
     passphrase: PassphraseSource,
     opened: OnceLock<SshIdentity>,
@@ -83,11 +85,18 @@ impl EncryptedSshIdentity {
     /// is called when a stanza for the key is found. The key type, cipher
     /// and KDF are checked here, before any passphrase is asked for.
     pub fn parse(pem: &[u8], passphrase: PassphraseSource) -> Result<EncryptedSshIdentity> {
-        let key = parse_openssh(pem)?;
+        EncryptedSshIdentity::from_key(parse_openssh(pem)?, passphrase)
+    }
+
+    /// [`EncryptedSshIdentity::parse`] on a key file already parsed.
+    pub(crate) fn from_key(
+        key: PrivateKey,
+        passphrase: PassphraseSource,
+    ) -> Result<EncryptedSshIdentity> {
         if !key.is_encrypted() {
             return Err(Error::key("the OpenSSH key is not passphrase-protected"));
         }
-        let (kind, tag) = stanza_id(key.public_key().key_data())?;
+        let (kind, blob) = stanza_id(key.public_key().key_data())?;
         let cipher = SshKeyCipher::of(key.cipher())?;
         let (salt, rounds) = match key.kdf() {
             Kdf::Bcrypt { salt, rounds } if *rounds > 0 && !salt.is_empty() => {
@@ -106,7 +115,8 @@ impl EncryptedSshIdentity {
             salt,
             rounds,
             kind,
-            tag,
+            tag: key_tag(&blob),
+            blob,
             passphrase,
             opened: OnceLock::new(),
         })
@@ -188,10 +198,7 @@ impl fmt::Debug for EncryptedSshIdentity {
 impl Identity for EncryptedSshIdentity {
     /// From the key file's public half: no passphrase is asked for.
     fn recipients(&self) -> Result<Vec<Box<dyn Recipient>>> {
-        let blob = ssh_key::PublicKey::from(self.key.public_key().key_data().clone())
-            .to_bytes()
-            .map_err(|e| Error::key(format!("malformed OpenSSH private key: {e}")))?;
-        Ok(vec![Box::new(SshRecipient::from_blob(&blob)?)])
+        Ok(vec![Box::new(SshRecipient::from_blob(&self.blob)?)])
     }
 
     fn unwrap(&self, stanza: &Stanza) -> Option<Result<FileKey>> {

@@ -37,7 +37,7 @@ const RSA_LABEL: &[u8] = b"age-encryption.org/v1/ssh-rsa";
 const RSA_BITS: core::ops::RangeInclusive<usize> = 2041..=16384;
 
 /// The stanza tag argument of an SSH key blob.
-fn key_tag(blob: &[u8]) -> String {
+pub(crate) fn key_tag(blob: &[u8]) -> String {
     encode_b64(&Sha256::digest(blob)[..4])
 }
 
@@ -309,9 +309,9 @@ fn unsupported_type(algorithm: Option<ssh_key::Algorithm>) -> Error {
     }
 }
 
-/// The stanza type and tag an SSH public key's stanzas carry; `None` for
-/// key types age has no stanza for.
-pub(crate) fn stanza_id(public: &KeyData) -> Result<(&'static str, String)> {
+/// The stanza type of an SSH public key's stanzas and the key's blob (whose
+/// [`key_tag`] they carry); an error for key types age has no stanza for.
+pub(crate) fn stanza_id(public: &KeyData) -> Result<(&'static str, Vec<u8>)> {
     let kind = match public {
         KeyData::Ed25519(_) => "ssh-ed25519",
         KeyData::Rsa(_) => "ssh-rsa",
@@ -320,7 +320,7 @@ pub(crate) fn stanza_id(public: &KeyData) -> Result<(&'static str, String)> {
     let blob = PublicKey::from(public.clone())
         .to_bytes()
         .map_err(|e| Error::key(format!("malformed OpenSSH private key: {e}")))?;
-    Ok((kind, key_tag(&blob)))
+    Ok((kind, blob))
 }
 
 impl fmt::Debug for SshIdentity {

@@ -783,18 +783,40 @@ fn review_2026_11_29_output_targets() {
         }
         assert!(temp(), "no temporary file appeared");
     };
+    // `[wrapper] hwcrypt encrypt -r R -o OUT` reading `first` from a pipe
+    // kept open, once its temporary file exists.
+    let start_encrypt = |wrapper: Option<&str>, out: &str, first: &[u8]| {
+        let mut cmd = match wrapper {
+            Some(w) => {
+                let mut c = std::process::Command::new(w);
+                c.arg(env!("CARGO_BIN_EXE_hwcrypt"));
+                c
+            }
+            None => std::process::Command::new(env!("CARGO_BIN_EXE_hwcrypt")),
+        };
+        let mut child = cmd
+            .args(["encrypt", "-r", &recipient, "-o", out])
+            .current_dir(&dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(first).unwrap();
+        wait_for_temp();
+        (child, stdin)
+    };
+    let signal = |child: &std::process::Child, name: &str| {
+        let sent = std::process::Command::new("kill")
+            .args([name, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+    };
 
     // A file made at the output path while the command ran is kept.
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hwcrypt"))
-        .args(["encrypt", "-r", &recipient, "-o", "late.age"])
-        .current_dir(&dir)
-        .stdin(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"some plaintext").unwrap();
-    wait_for_temp();
+    let (child, stdin) = start_encrypt(None, "late.age", b"some plaintext");
     std::fs::write(dir.join("late.age"), "important").unwrap();
     drop(stdin);
     let o = child.wait_with_output().unwrap();
@@ -805,21 +827,8 @@ fn review_2026_11_29_output_targets() {
     );
 
     // SIGTERM while writing: the temporary file is removed.
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hwcrypt"))
-        .args(["encrypt", "-r", &recipient, "-o", "term.age"])
-        .current_dir(&dir)
-        .stdin(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(&msg).unwrap();
-    wait_for_temp();
-    let killed = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    let (mut child, stdin) = start_encrypt(None, "term.age", &msg);
+    signal(&child, "-TERM");
     let _ = child.wait().unwrap();
     drop(stdin);
     assert!(!temp(), "temporary file left after SIGTERM");
@@ -831,23 +840,8 @@ fn review_2026_11_29_output_targets() {
         .output()
         .is_ok()
     {
-        let mut child = std::process::Command::new("nohup")
-            .arg(env!("CARGO_BIN_EXE_hwcrypt"))
-            .args(["encrypt", "-r", &recipient, "-o", "hup.age"])
-            .current_dir(&dir)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(&msg).unwrap();
-        wait_for_temp();
-        let hup = std::process::Command::new("kill")
-            .args(["-HUP", &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(hup.success());
+        let (child, stdin) = start_encrypt(Some("nohup"), "hup.age", &msg);
+        signal(&child, "-HUP");
         drop(stdin);
         let o = child.wait_with_output().unwrap();
         assert!(o.status.success(), "{}", stderr(&o));

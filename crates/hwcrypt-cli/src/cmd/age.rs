@@ -665,13 +665,9 @@ fn keygen(args: &KeygenArgs) -> Result<(), Failure> {
         }
         // `-o FILE` as age-keygen -y -o: the recipients to a new file.
         return match &args.output {
-            Some(p) if p.as_os_str() != "-" => match open_output(p, args.force, true)? {
-                OutputTarget::InPlace(mut f) => Ok(f.write_all(out.as_bytes())?),
-                OutputTarget::Atomic(mut f) => {
-                    f.write_all(out.as_bytes())?;
-                    Ok(f.commit()?)
-                }
-            },
+            Some(p) if p.as_os_str() != "-" => {
+                Ok(open_output(p, args.force, true)?.write_whole(out.as_bytes())?)
+            }
             _ => Ok(io::stdout().lock().write_all(out.as_bytes())?),
         };
     }
@@ -695,13 +691,7 @@ fn keygen(args: &KeygenArgs) -> Result<(), Failure> {
             // A new 0600 file renamed into place: with --force an existing
             // file is replaced, never written through with the mode it had
             // (a symbolic link is followed; a device is written in place).
-            match open_output(p, args.force, false)? {
-                OutputTarget::InPlace(mut f) => f.write_all(text.as_bytes())?,
-                OutputTarget::Atomic(mut out) => {
-                    out.write_all(text.as_bytes())?;
-                    out.commit()?;
-                }
-            }
+            open_output(p, args.force, false)?.write_whole(text.as_bytes())?;
             eprintln!("Public key: {public}");
         }
         _ => {

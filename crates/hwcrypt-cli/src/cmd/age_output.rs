@@ -77,6 +77,19 @@ pub enum OutputTarget {
     Atomic(AtomicFile),
 }
 
+impl OutputTarget {
+    /// Writes all of `bytes` and, for a temporary file, moves it into place.
+    pub fn write_whole(self, bytes: &[u8]) -> io::Result<()> {
+        match self {
+            OutputTarget::InPlace(mut f) => f.write_all(bytes),
+            OutputTarget::Atomic(mut f) => {
+                f.write_all(bytes)?;
+                f.commit()
+            }
+        }
+    }
+}
+
 /// Why an output cannot be opened: the caller's usage error (exit 2) or a
 /// failure (exit 1).
 pub enum OpenError {
