@@ -129,7 +129,8 @@ for id in age-key.txt ed rsa; do
 done
 
 # Passphrase-protected identities, both ways: OpenSSH keys encrypted by
-# ssh-keygen (aes256-ctr, its default, and aes256-cbc: the two age reads)
+# ssh-keygen (aes256-ctr, its default, and aes256-cbc: the two age reads;
+# and an RSA key in the legacy PEM form, `ssh-keygen -m PEM`)
 # and identity files encrypted with a passphrase (`age -p` / `hwcrypt
 # encrypt --passphrase-file`, binary and armored). Each tool asks on its
 # terminal (driven by expect); hwcrypt also from --passphrase-file.
@@ -140,11 +141,13 @@ hw_pty() { # ARGS...: runs hwcrypt under a pty, answering every passphrase promp
 ssh-keygen -q -t ed25519 -N 'interop passphrase' -C interop -f ed-locked
 ssh-keygen -q -t rsa -b 2048 -N 'interop passphrase' -C interop -f rsa-locked
 ssh-keygen -q -t ed25519 -N 'interop passphrase' -Z aes256-cbc -C interop -f ed-locked-cbc
+# OpenSSL's legacy PEM encryption (AES-128-CBC), read with the key's .pub.
+ssh-keygen -q -t rsa -b 2048 -m PEM -N 'interop passphrase' -C interop -f rsa-locked-pem
 age_pty -e -p -o age-key.txt.age age-key.txt
 age_pty -e -p -a -o age-key.txt.asc age-key.txt
 "$hw" encrypt -q --passphrase-file pass.txt -o hw-key.txt.age hw-key.txt
 "$hw" encrypt -q --passphrase-file pass.txt -a -o hw-key.txt.asc hw-key.txt
-for key in ed-locked rsa-locked ed-locked-cbc age-key.txt.age age-key.txt.asc hw-key.txt.age hw-key.txt.asc; do
+for key in ed-locked rsa-locked ed-locked-cbc rsa-locked-pem age-key.txt.age age-key.txt.asc hw-key.txt.age hw-key.txt.asc; do
     case $key in
         age-key*) to=(-r "$hw_recipient"); hw_id=$key; age_id=hw-key.txt${key#age-key.txt}
                   from=(-r "$age_recipient") ;;

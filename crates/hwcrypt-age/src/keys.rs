@@ -5,7 +5,9 @@
 //! key, passphrase-protected or not, or such a file encrypted as an age file.
 
 use crate::error::{Error, Result};
-use crate::locked::{EncryptedIdentityFile, EncryptedSshIdentity, PassphraseSource};
+use crate::locked::{
+    EncryptedIdentityFile, EncryptedPemIdentity, EncryptedSshIdentity, PassphraseSource,
+};
 use crate::pq::{HybridIdentity, HybridRecipient};
 use crate::ssh::{SshIdentity, SshRecipient, parse_openssh};
 use crate::x25519::{X25519Identity, X25519Recipient};
@@ -149,6 +151,12 @@ fn parse_identity_file_inner(
             )?)]);
         }
         return Ok(vec![Box::new(SshIdentity::from_keypair(key.key_data())?)]);
+    }
+    if EncryptedPemIdentity::detect(bytes) {
+        return Err(Error::key(
+            "passphrase-protected PEM key: its public key is needed too \
+             (EncryptedPemIdentity::parse takes the key's .pub file)",
+        ));
     }
     if trimmed.starts_with("-----BEGIN RSA PRIVATE KEY-----")
         || trimmed.starts_with("-----BEGIN PRIVATE KEY-----")

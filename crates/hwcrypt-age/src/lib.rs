@@ -46,7 +46,9 @@ mod x25519;
 
 pub use error::{Error, Result};
 pub use format::{Header, Stanza};
-pub use locked::{EncryptedIdentityFile, EncryptedSshIdentity, PassphraseSource};
+pub use locked::{
+    EncryptedIdentityFile, EncryptedPemIdentity, EncryptedSshIdentity, PassphraseSource,
+};
 pub use pq::{HybridIdentity, HybridRecipient};
 pub use primitives::FileKey;
 pub use scrypt::{DEFAULT_LOG_N, MAX_LOG_N, ScryptIdentity, ScryptRecipient};

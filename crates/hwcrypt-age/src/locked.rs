@@ -6,6 +6,10 @@
 //!   `ssh-keygen` (bcrypt-pbkdf, then AES-CTR or AES-CBC). The key file's
 //!   public half says which stanzas are for it, so the passphrase is asked
 //!   for only when one is. The AES is hwcrypt's.
+//! * [`EncryptedPemIdentity`]: a PKCS#1 RSA key in OpenSSL's legacy PEM
+//!   encryption (`ssh-keygen -m PEM -N ...`; MD5 key derivation, then
+//!   AES-CBC). The file holds no public key: as age, the key's `.pub` file
+//!   gives it. The AES is hwcrypt's.
 //! * [`EncryptedIdentityFile`]: an identity file that is itself an age file
 //!   encrypted with a passphrase (`age -p key.txt > key.age`), binary or
 //!   armored; asked for at the first stanza any identity could open.
@@ -14,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::format::Stanza;
 use crate::primitives::FileKey;
 use crate::scrypt::ScryptIdentity;
-use crate::ssh::{SshIdentity, SshRecipient, key_tag, parse_openssh, stanza_id};
+use crate::ssh::{SshIdentity, SshRecipient, key_tag, parse_openssh, pem_parts, stanza_id};
 use crate::{Decryptor, Identity, Recipient, armor, keys};
 use core::fmt;
 use hwcrypt::aes::Aes;
@@ -203,6 +207,185 @@ impl Identity for EncryptedSshIdentity {
 
     fn unwrap(&self, stanza: &Stanza) -> Option<Result<FileKey>> {
         if stanza.tag != self.kind || stanza.args.first() != Some(&self.tag) {
+            return None;
+        }
+        match self.open() {
+            Ok(id) => id.unwrap(stanza),
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+/// A passphrase-protected RSA private key in OpenSSL's legacy PEM form
+/// (`-----BEGIN RSA PRIVATE KEY-----`, `Proc-Type: 4,ENCRYPTED`, `DEK-Info:
+/// AES-128-CBC,<IV>`: what `ssh-keygen -m PEM -N ...` writes). Its public
+/// key comes from the key's `.pub` file, as age takes it; decrypted the first
+/// time a stanza for that public key is found.
+pub struct EncryptedPemIdentity {
+    key_len: usize,
+    iv: [u8; 16],
+    encrypted: Vec<u8>,
+    /// The public key blob (from the `.pub` file), and its tag.
+    blob: Vec<u8>,
+    tag: String,
+    passphrase: PassphraseSource,
+    opened: OnceLock<SshIdentity>,
+}
+
+impl EncryptedPemIdentity {
+    /// Whether `bytes` are a PEM RSA key with OpenSSL's legacy encryption.
+    pub fn detect(bytes: &[u8]) -> bool {
+        let text = String::from_utf8_lossy(bytes);
+        text.trim_start()
+            .starts_with("-----BEGIN RSA PRIVATE KEY-----")
+            && pem_parts(&text).is_ok_and(|(headers, _)| {
+                headers
+                    .iter()
+                    .any(|(name, value)| name == "Proc-Type" && value.ends_with("ENCRYPTED"))
+            })
+    }
+
+    /// Parses the encrypted key file `pem` and the OpenSSH public key file
+    /// `public_key` (`ssh-rsa AAAA... comment`); `passphrase` is called when
+    /// a stanza for the key is found. The cipher is checked here, before any
+    /// passphrase is asked for.
+    pub fn parse(
+        pem: &[u8],
+        public_key: &[u8],
+        passphrase: PassphraseSource,
+    ) -> Result<EncryptedPemIdentity> {
+        let malformed = || Error::key("malformed passphrase-protected PEM key");
+        let text = std::str::from_utf8(pem).map_err(|_| malformed())?;
+        let (headers, body) = pem_parts(text)?;
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.as_str())
+        };
+        if header("Proc-Type") != Some("4,ENCRYPTED") {
+            return Err(malformed());
+        }
+        let (cipher, iv_hex) = header("DEK-Info")
+            .and_then(|v| v.split_once(','))
+            .ok_or_else(malformed)?;
+        let key_len = match cipher.trim() {
+            "AES-128-CBC" => 16,
+            "AES-192-CBC" => 24,
+            "AES-256-CBC" => 32,
+            other => {
+                return Err(Error::key(format!(
+                    "PEM key encrypted with {other} is not supported (AES-128/192/256-CBC are; \
+                     `ssh-keygen -p -f KEY` re-encrypts it in OpenSSH's format)"
+                )));
+            }
+        };
+        let mut iv = [0u8; 16];
+        hex::decode_to_slice(iv_hex.trim(), &mut iv).map_err(|_| malformed())?;
+        use base64ct::Encoding;
+        let encrypted = base64ct::Base64::decode_vec(&body).map_err(|_| malformed())?;
+        if encrypted.is_empty() || encrypted.len() % 16 != 0 {
+            return Err(malformed());
+        }
+        let public_text = std::str::from_utf8(public_key)
+            .map_err(|_| Error::key("the public key file is not text"))?;
+        let public = ssh_key::PublicKey::from_openssh(public_text.trim())
+            .map_err(|_| Error::key("malformed OpenSSH public key file"))?;
+        let (kind, blob) = stanza_id(public.key_data())?;
+        if kind != "ssh-rsa" {
+            return Err(Error::key(
+                "the public key file holds no ssh-rsa key (a PEM private key is RSA)",
+            ));
+        }
+        Ok(EncryptedPemIdentity {
+            key_len,
+            iv,
+            encrypted,
+            tag: key_tag(&blob),
+            blob,
+            passphrase,
+            opened: OnceLock::new(),
+        })
+    }
+
+    fn open(&self) -> Result<&SshIdentity> {
+        if let Some(id) = self.opened.get() {
+            return Ok(id);
+        }
+        let passphrase = (self.passphrase)()?;
+        let id = self.decrypt(passphrase.as_bytes())?;
+        Ok(self.opened.get_or_init(|| id))
+    }
+
+    /// OpenSSL's `EVP_BytesToKey` with MD5 and one iteration (the key is
+    /// D1 || D2 cut to length, D1 = MD5(passphrase || salt), D2 = MD5(D1 ||
+    /// passphrase || salt), the salt the IV's first 8 bytes), then AES-CBC
+    /// and PKCS#7 padding; a bad padding or a body that is not an RSA key
+    /// means a wrong passphrase.
+    fn decrypt(&self, passphrase: &[u8]) -> Result<SshIdentity> {
+        use md5::{Digest, Md5};
+        use rsa::pkcs1::DecodeRsaPrivateKey;
+        let salt = &self.iv[..8];
+        let mut derived = Zeroizing::new([0u8; 32]);
+        let mut d1 = Md5::new();
+        d1.update(passphrase);
+        d1.update(salt);
+        derived[..16].copy_from_slice(&d1.finalize());
+        let mut d2 = Md5::new();
+        d2.update(&derived[..16]);
+        d2.update(passphrase);
+        d2.update(salt);
+        derived[16..].copy_from_slice(&d2.finalize());
+        let malformed = || Error::key("malformed passphrase-protected PEM key");
+        let aes = Aes::new(&derived[..self.key_len]).map_err(|_| malformed())?;
+        let mut der = Zeroizing::new(self.encrypted.clone());
+        Cbc::new(aes, &self.iv)
+            .and_then(|mut c| c.decrypt(&mut der))
+            .map_err(|_| malformed())?;
+        let pad = usize::from(der[der.len() - 1]);
+        let padding_ok = (1..=16).contains(&pad)
+            && der[der.len() - pad..]
+                .iter()
+                .fold(0u8, |acc, &b| acc | (b ^ pad as u8))
+                == 0;
+        if !padding_ok {
+            return Err(Error::IdentityPassphrase);
+        }
+        let body = &der[..der.len() - pad];
+        let key = rsa::PrivateKey::from_pkcs1_der(body).map_err(|_| Error::IdentityPassphrase)?;
+        let id = SshIdentity::from_rsa(key)?;
+        if id.blob() != self.blob.as_slice() {
+            return Err(Error::key(
+                "the private key does not match its public key file",
+            ));
+        }
+        Ok(id)
+    }
+}
+
+impl fmt::Debug for EncryptedPemIdentity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "EncryptedPemIdentity(ssh-rsa, tag {}, {})",
+            self.tag,
+            if self.opened.get().is_some() {
+                "opened"
+            } else {
+                "locked"
+            }
+        )
+    }
+}
+
+impl Identity for EncryptedPemIdentity {
+    /// From the public key file: no passphrase is asked for.
+    fn recipients(&self) -> Result<Vec<Box<dyn Recipient>>> {
+        Ok(vec![Box::new(SshRecipient::from_blob(&self.blob)?)])
+    }
+
+    fn unwrap(&self, stanza: &Stanza) -> Option<Result<FileKey>> {
+        if stanza.tag != "ssh-rsa" || stanza.args.first() != Some(&self.tag) {
             return None;
         }
         match self.open() {

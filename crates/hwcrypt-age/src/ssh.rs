@@ -189,26 +189,16 @@ impl SshIdentity {
         use base64ct::Encoding;
         use rsa::pkcs1::DecodeRsaPrivateKey;
         use rsa::pkcs8::DecodePrivateKey;
-        use rsa::traits::PublicKeyParts;
         let malformed = || Error::key("malformed RSA private key (PEM)");
         let pkcs1 = pem
             .trim_start()
             .starts_with("-----BEGIN RSA PRIVATE KEY-----");
         if pem.contains("ENCRYPTED") || pem.contains("Proc-Type:") {
             return Err(Error::key(
-                "passphrase-protected PEM keys are not supported: use an unencrypted copy",
+                "passphrase-protected PEM key: read it with a passphrase (and its .pub file)",
             ));
         }
-        // The lines between BEGIN and END only (age ignores what follows).
-        let body: Zeroizing<String> = pem
-            .lines()
-            .map(str::trim)
-            .skip_while(|l| !l.starts_with("-----BEGIN"))
-            .skip(1)
-            .take_while(|l| !l.starts_with("-----END"))
-            .filter(|l| !l.is_empty())
-            .collect::<String>()
-            .into();
+        let (_, body) = pem_parts(pem)?;
         // `base64ct`: no lookup table indexed by the key's characters.
         let der = Zeroizing::new(base64ct::Base64::decode_vec(&body).map_err(|_| malformed())?);
         let key = if pkcs1 {
@@ -217,6 +207,18 @@ impl SshIdentity {
             rsa::PrivateKey::from_pkcs8_der(&der)
                 .map_err(|_| Error::key("unsupported PEM private key (RSA keys are read)"))?
         };
+        SshIdentity::from_rsa(key)
+    }
+
+    /// The public key blob (OpenSSH wire form) the stanzas are tagged by.
+    pub(crate) fn blob(&self) -> &[u8] {
+        &self.blob
+    }
+
+    /// The identity of an RSA private key.
+    pub(crate) fn from_rsa(key: rsa::PrivateKey) -> Result<SshIdentity> {
+        use rsa::traits::PublicKeyParts;
+        let malformed = || Error::key("malformed RSA private key (PEM)");
         let to_mpint = |b: &[u8]| Mpint::from_positive_bytes(b).map_err(|_| malformed());
         let public = ssh_key::public::RsaPublicKey {
             e: to_mpint(&key.e().to_be_bytes_trimmed_vartime())?,
@@ -289,6 +291,37 @@ impl SshIdentity {
 }
 
 /// Parses an OpenSSH private key file, encrypted or not.
+/// A PEM block's `Name: value` header lines, in order.
+pub(crate) type PemHeaders = Vec<(String, String)>;
+
+/// A PEM block's header lines (`Name: value`, before the blank line that
+/// ends them; RFC 1421's form, which OpenSSL's encrypted keys use) and its
+/// base64 body, the lines between BEGIN and END only (age ignores what
+/// follows). The body is key material: it is wiped when dropped.
+pub(crate) fn pem_parts(pem: &str) -> Result<(PemHeaders, Zeroizing<String>)> {
+    let mut lines = pem
+        .lines()
+        .map(str::trim)
+        .skip_while(|l| !l.starts_with("-----BEGIN"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("-----END"))
+        .peekable();
+    let mut headers = Vec::new();
+    if lines.peek().is_some_and(|l| l.contains(':')) {
+        for line in lines.by_ref() {
+            if line.is_empty() {
+                break;
+            }
+            let (name, value) = line
+                .split_once(':')
+                .ok_or_else(|| Error::key("malformed PEM key (headers)"))?;
+            headers.push((name.trim().to_owned(), value.trim().to_owned()));
+        }
+    }
+    let body = lines.filter(|l| !l.is_empty()).collect::<String>().into();
+    Ok((headers, body))
+}
+
 pub(crate) fn parse_openssh(pem: &[u8]) -> Result<PrivateKey> {
     PrivateKey::from_openssh(pem).map_err(|e| match e {
         // A well-formed key of a type this build does not parse

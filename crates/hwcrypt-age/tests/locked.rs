@@ -222,3 +222,117 @@ fn tampered_encrypted_ssh_keys_are_clear_errors() {
         }
     }
 }
+
+#[test]
+fn encrypted_pem_rsa_keys_open_with_their_passphrase_and_public_key() {
+    use hwcrypt_age::EncryptedPemIdentity;
+    let msg = b"a message for a PEM key".repeat(3000);
+    let file = encrypt_to(&text("ssh/id_rsa.pub"), &msg);
+    // ssh-keygen -m PEM (AES-128-CBC) and openssl rsa -aes256 (AES-256-CBC).
+    for name in [
+        "ssh/id_rsa_pem_encrypted",
+        "ssh/id_rsa_pem_encrypted_aes256",
+    ] {
+        let pem = fixture(name);
+        assert!(EncryptedPemIdentity::detect(&pem), "{name}");
+        let public = fixture(&format!("{name}.pub"));
+
+        let (source, calls) = counted("secret");
+        let id = EncryptedPemIdentity::parse(&pem, &public, source).unwrap();
+        let ids: Vec<Box<dyn Identity>> = vec![Box::new(id)];
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            0,
+            "{name}: asked before needed"
+        );
+        assert!(format!("{:?}", ids[0]).contains("locked"), "{name}");
+        // Its recipient comes from the public key: no passphrase.
+        assert_eq!(ids[0].recipients().unwrap().len(), 1);
+        assert_eq!(calls.load(Ordering::SeqCst), 0);
+        assert_eq!(decrypt(&file, &ids).unwrap(), msg, "{name}");
+        assert_eq!(decrypt(&file, &ids).unwrap(), msg, "{name}");
+        assert_eq!(calls.load(Ordering::SeqCst), 1, "{name}: asked once");
+
+        let (source, _) = counted("Secret");
+        let ids: Vec<Box<dyn Identity>> = vec![Box::new(
+            EncryptedPemIdentity::parse(&pem, &public, source).unwrap(),
+        )];
+        assert!(
+            matches!(decrypt(&file, &ids), Err(Error::IdentityPassphrase)),
+            "{name}: wrong passphrase"
+        );
+
+        // A file for another key: no prompt.
+        let other = encrypt_to(&text("ssh/id_ed25519.pub"), &msg);
+        let (source, calls) = counted("secret");
+        let ids: Vec<Box<dyn Identity>> = vec![Box::new(
+            EncryptedPemIdentity::parse(&pem, &public, source).unwrap(),
+        )];
+        assert!(
+            matches!(decrypt(&other, &ids), Err(Error::NoMatch)),
+            "{name}"
+        );
+        assert_eq!(calls.load(Ordering::SeqCst), 0);
+
+        // Without the public key (the plain parser): a clear error.
+        let (source, _) = counted("secret");
+        let err = parse_identity_file_with_passphrase(&pem, source)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("public key"), "{name}: {err}");
+        let err = parse_identity_file(&pem).unwrap_err().to_string();
+        assert!(err.contains("passphrase-protected"), "{name}: {err}");
+    }
+}
+
+#[test]
+fn encrypted_pem_keys_refused_clearly() {
+    use hwcrypt_age::EncryptedPemIdentity;
+    let public = fixture("ssh/id_rsa.pub");
+    // 3DES (openssl rsa -des3): refused before any prompt.
+    let (source, calls) = counted("secret");
+    let err =
+        EncryptedPemIdentity::parse(&fixture("ssh/id_rsa_pem_encrypted_des3"), &public, source)
+            .unwrap_err()
+            .to_string();
+    assert!(err.contains("DES-EDE3-CBC is not supported"), "{err}");
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+
+    let pem = fixture("ssh/id_rsa_pem_encrypted");
+    // A public key file that is not ssh-rsa, or not a public key.
+    let (source, _) = counted("secret");
+    let err = EncryptedPemIdentity::parse(&pem, &fixture("ssh/id_ed25519.pub"), source)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no ssh-rsa key"), "{err}");
+    let (source, _) = counted("secret");
+    assert!(EncryptedPemIdentity::parse(&pem, b"ssh-rsa !!!", source).is_err());
+
+    // The public key of another RSA key, to which the file is encrypted:
+    // the stanza is for it, but the private key is not its.
+    let other_public = fixture("ssh/id_rsa_encrypted.pub");
+    let file = encrypt_to(&text("ssh/id_rsa_encrypted.pub"), b"msg");
+    let (source, _) = counted("secret");
+    let ids: Vec<Box<dyn Identity>> = vec![Box::new(
+        EncryptedPemIdentity::parse(&pem, &other_public, source).unwrap(),
+    )];
+    let err = decrypt(&file, &ids).unwrap_err().to_string();
+    assert!(err.contains("does not match its public key"), "{err}");
+
+    // Flipped bytes anywhere in the body or the IV: an error or the key,
+    // never a panic.
+    let text_pem = String::from_utf8(pem.clone()).unwrap();
+    let file = encrypt_to(&text("ssh/id_rsa.pub"), b"msg");
+    for i in (40..text_pem.len() - 40).step_by(7) {
+        let mut bad = text_pem.clone().into_bytes();
+        if !bad[i].is_ascii_alphanumeric() {
+            continue;
+        }
+        bad[i] = if bad[i] == b'A' { b'B' } else { b'A' };
+        let (source, _) = counted("secret");
+        if let Ok(id) = EncryptedPemIdentity::parse(&bad, &public, source) {
+            let ids: Vec<Box<dyn Identity>> = vec![Box::new(id)];
+            let _ = decrypt(&file, &ids);
+        }
+    }
+}

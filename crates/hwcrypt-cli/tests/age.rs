@@ -240,6 +240,8 @@ fn passphrase_protected_identities() {
             ssh_key("id_ed25519_encrypted"),
         ),
         (ssh_key("id_rsa_encrypted.pub"), ssh_key("id_rsa_encrypted")),
+        // Legacy encrypted PEM: its public key read from the .pub beside it.
+        (ssh_key("id_rsa.pub"), ssh_key("id_rsa_pem_encrypted")),
         (PathBuf::new(), age_data.join("identity.txt.age")),
         (PathBuf::new(), age_data.join("identity.txt.age.asc")),
     ];
@@ -293,6 +295,31 @@ fn passphrase_protected_identities() {
         );
         assert!(leftovers(&dir, &["in.bin", "pass.txt", "wrong.txt", "out.age"]).is_empty());
     }
+    // An encrypted PEM key without its .pub: a usage error naming both.
+    std::fs::copy(ssh_key("id_rsa_pem_encrypted"), dir.join("pem_key")).unwrap();
+    let o = hwcrypt(
+        &[
+            "decrypt",
+            "-q",
+            "-i",
+            "pem_key",
+            "--passphrase-file",
+            "pass.txt",
+            "out.age",
+        ],
+        &dir,
+        None,
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with(
+            "hwcrypt: error: pem_key: a passphrase-protected PEM key needs its public key, \
+             read from pem_key.pub: "
+        ) && stderr(&o).contains("ssh-keygen -p -f pem_key"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_file(dir.join("pem_key")).unwrap();
     // Not asked for (a wrong passphrase file is never read) when an
     // identity before it opens the file.
     let recipient = keygen(&dir);

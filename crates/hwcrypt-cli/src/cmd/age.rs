@@ -5,7 +5,6 @@
 
 use super::age_output::{AtomicFile, OpenError, OutputTarget, open_output, same_file};
 use clap::Args as ClapArgs;
-use hwcrypt_age::PassphraseSource;
 use hwcrypt_age::armor::{ArmoredReader, ArmoredWriter, sniff_armor};
 use hwcrypt_age::keys::{
     parse_identity_file_with_passphrase, parse_recipient, parse_recipients_file_with,
@@ -14,6 +13,7 @@ use hwcrypt_age::{
     Decryptor, Encryptor, HybridIdentity, Identity, Recipient, ScryptIdentity, ScryptRecipient,
     X25519Identity,
 };
+use hwcrypt_age::{EncryptedPemIdentity, PassphraseSource};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
@@ -527,7 +527,7 @@ fn load_identities(
     passphrase_file: Option<&Path>,
     bar: &Arc<OnceLock<ProgressBar>>,
 ) -> Result<Vec<Box<dyn Identity>>, Failure> {
-    let mut out = Vec::new();
+    let mut out: Vec<Box<dyn Identity>> = Vec::new();
     for path in paths {
         let bytes = read_key_file(path, "identity file", common, common.quiet)?;
         let (path_shown, passphrase_file, bar) = (
@@ -548,6 +548,28 @@ fn load_identities(
                 Failure::BrokenPipe => hwcrypt_age::Error::Key("broken pipe".into()),
             })
         });
+        if EncryptedPemIdentity::detect(&bytes) {
+            // The file holds no public key: as age, take it from KEY.pub.
+            let mut public_path = path.clone().into_os_string();
+            public_path.push(".pub");
+            let public_path = PathBuf::from(public_path);
+            let public = File::open(&public_path)
+                .map_err(|e| {
+                    usage(format!(
+                        "{}: a passphrase-protected PEM key needs its public key, read from \
+                         {}: {e}; or convert the key to OpenSSH's format (`ssh-keygen -p -f {}`)",
+                        path.display(),
+                        public_path.display(),
+                        path.display()
+                    ))
+                })
+                .and_then(|file| read_capped(file, &public_path, "public key file"))?;
+            out.push(Box::new(
+                EncryptedPemIdentity::parse(&bytes, &public, passphrase)
+                    .map_err(|e| usage(format!("{}: {e}", path.display())))?,
+            ));
+            continue;
+        }
         out.extend(
             parse_identity_file_with_passphrase(&bytes, passphrase)
                 .map_err(|e| usage(format!("{}: {e}", path.display())))?,
