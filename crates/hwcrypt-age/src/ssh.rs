@@ -290,7 +290,6 @@ impl SshIdentity {
     }
 }
 
-/// Parses an OpenSSH private key file, encrypted or not.
 /// A PEM block's `Name: value` header lines, in order.
 pub(crate) type PemHeaders = Vec<(String, String)>;
 
@@ -322,6 +321,7 @@ pub(crate) fn pem_parts(pem: &str) -> Result<(PemHeaders, Zeroizing<String>)> {
     Ok((headers, body))
 }
 
+/// Parses an OpenSSH private key file, encrypted or not.
 pub(crate) fn parse_openssh(pem: &[u8]) -> Result<PrivateKey> {
     PrivateKey::from_openssh(pem).map_err(|e| match e {
         // A well-formed key of a type this build does not parse
