@@ -38,6 +38,9 @@ pub enum Error {
     },
     /// Reading or writing failed.
     Io(io::Error),
+    /// hwcrypt's ChaCha20-Poly1305 is not available (an invalid
+    /// `HWCRYPT_CPU` mask).
+    Crypto(hwcrypt::Error),
 }
 
 impl Error {
@@ -84,6 +87,7 @@ impl fmt::Display for Error {
                 "passphrase work factor 2^{got} is above the accepted 2^{max} (a file that would take too long to open)"
             ),
             Error::Io(e) => write!(f, "{e}"),
+            Error::Crypto(e) => write!(f, "{e}"),
         }
     }
 }

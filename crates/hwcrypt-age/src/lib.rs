@@ -144,7 +144,7 @@ impl Encryptor {
         let mut nonce = [0u8; 16];
         primitives::fill_random(&mut nonce)?;
         head.extend_from_slice(&nonce);
-        Ok((head, primitives::payload_key(&file_key, &nonce)))
+        Ok((head, primitives::payload_key(&file_key, &nonce)?))
     }
 
     /// Writes the header to `output` and returns the payload writer; call
@@ -239,7 +239,7 @@ impl<R: BufRead> Decryptor<R> {
         if got < 16 {
             return Err(Error::header("file ends before the payload nonce"));
         }
-        Ok(primitives::payload_key(file_key, &nonce))
+        primitives::payload_key(file_key, &nonce)
     }
 
     /// Unwraps the file key and returns the payload reader (a chunk is

@@ -113,7 +113,7 @@ fn labeled_expand(prk: &[u8; 32], label: &[u8], context: &[u8], out: &mut [u8]) 
 
 /// The RFC 9180 key schedule in base mode (no PSK) with age's info
 /// string: the AEAD and the nonce of its first (and only) message.
-fn hpke_context(shared_secret: &[u8; 32]) -> (ChaCha20Poly1305, [u8; 12]) {
+fn hpke_context(shared_secret: &[u8; 32]) -> Result<(ChaCha20Poly1305, [u8; 12])> {
     let psk_id_hash = labeled_extract(b"", b"psk_id_hash", b"");
     let info_hash = labeled_extract(b"", b"info_hash", HPKE_INFO);
     let mut context = [0u8; 65]; // mode 0x00 (base) || psk_id_hash || info_hash
@@ -124,10 +124,10 @@ fn hpke_context(shared_secret: &[u8; 32]) -> (ChaCha20Poly1305, [u8; 12]) {
     labeled_expand(&secret, b"key", &context, &mut key[..]);
     let mut nonce = [0u8; 12];
     labeled_expand(&secret, b"base_nonce", &context, &mut nonce);
-    (
-        ChaCha20Poly1305::new(&key[..]).expect("a 32-byte key"),
+    Ok((
+        ChaCha20Poly1305::new(&key[..]).map_err(Error::Crypto)?,
         nonce,
-    )
+    ))
 }
 
 /// An `age1pq1...` recipient: an X-Wing (ML-KEM-768 + X25519) public key.
@@ -205,10 +205,10 @@ impl Recipient for HybridRecipient {
         let mut secret = Zeroizing::new([0u8; 32]);
         secret.copy_from_slice(&shared);
         shared.as_mut_slice().zeroize();
-        let (aead, nonce) = hpke_context(&secret);
+        let (aead, nonce) = hpke_context(&secret)?;
         let body = aead
             .seal(&nonce, &[], &file_key[..])
-            .expect("sealing 16 bytes cannot fail");
+            .map_err(Error::Crypto)?;
         Ok(vec![Stanza {
             tag: STANZA_TAG.into(),
             args: vec![encode_b64(&enc)],
@@ -312,7 +312,10 @@ impl Identity for HybridIdentity {
         shared.as_mut_slice().zeroize();
         // ML-KEM rejects implicitly: a stanza for another key decapsulates to
         // an unrelated secret, and the tag below does not verify.
-        let (aead, nonce) = hpke_context(&secret);
+        let (aead, nonce) = match hpke_context(&secret) {
+            Ok(context) => context,
+            Err(e) => return Some(Err(e)),
+        };
         let plain = Zeroizing::new(aead.open(&nonce, &[], &stanza.body).ok()?);
         let mut file_key = Zeroizing::new([0u8; 16]);
         file_key.copy_from_slice(&plain);

@@ -43,15 +43,16 @@ pub fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
 }
 
 /// ChaCha20-Poly1305 with a zero nonce (each wrapping key is used once).
-fn wrap_aead(key: &[u8; 32]) -> ChaCha20Poly1305 {
-    ChaCha20Poly1305::new(key).expect("a 32-byte key")
+/// The key is 32 bytes: only an invalid `HWCRYPT_CPU` mask fails it.
+fn wrap_aead(key: &[u8; 32]) -> core::result::Result<ChaCha20Poly1305, hwcrypt::Error> {
+    ChaCha20Poly1305::new(key)
 }
 
 /// Wraps a file key: ChaCha20-Poly1305 under `key`, zero nonce.
-pub fn wrap_file_key(key: &[u8; 32], file_key: &FileKey) -> Vec<u8> {
+pub fn wrap_file_key(key: &[u8; 32], file_key: &FileKey) -> crate::Result<Vec<u8>> {
     wrap_aead(key)
-        .seal(&[0; 12], &[], &file_key[..])
-        .expect("sealing 16 bytes cannot fail")
+        .and_then(|aead| aead.seal(&[0; 12], &[], &file_key[..]))
+        .map_err(crate::Error::Crypto)
 }
 
 /// Why a wrapped file key did not unwrap.
@@ -61,6 +62,24 @@ pub enum UnwrapError {
     BadLength,
     /// The tag did not verify (another recipient's stanza, or a wrong key).
     Mismatch,
+    /// The AEAD is not available (an invalid `HWCRYPT_CPU` mask).
+    Crypto(hwcrypt::Error),
+}
+
+impl UnwrapError {
+    /// The error of a stanza this failure makes unusable: `None` for a
+    /// mismatch (the stanza is for someone else), else `malformed` for a
+    /// bad length and the AEAD's own error.
+    pub(crate) fn into_error(
+        self,
+        malformed: impl FnOnce() -> crate::Error,
+    ) -> Option<crate::Error> {
+        match self {
+            UnwrapError::Mismatch => None,
+            UnwrapError::BadLength => Some(malformed()),
+            UnwrapError::Crypto(e) => Some(crate::Error::Crypto(e)),
+        }
+    }
 }
 
 /// Unwraps a file key wrapped by [`wrap_file_key`].
@@ -70,6 +89,7 @@ pub fn unwrap_file_key(key: &[u8; 32], body: &[u8]) -> core::result::Result<File
     }
     let plain = Zeroizing::new(
         wrap_aead(key)
+            .map_err(UnwrapError::Crypto)?
             .open(&[0; 12], &[], body)
             .map_err(|_| UnwrapError::Mismatch)?,
     );
@@ -79,7 +99,7 @@ pub fn unwrap_file_key(key: &[u8; 32], body: &[u8]) -> core::result::Result<File
 }
 
 /// The payload key: HKDF-SHA256(file key, salt = the header nonce, "payload").
-pub fn payload_key(file_key: &FileKey, nonce: &[u8; 16]) -> ChaCha20Poly1305 {
+pub fn payload_key(file_key: &FileKey, nonce: &[u8; 16]) -> crate::Result<ChaCha20Poly1305> {
     ChaCha20Poly1305::new(&hkdf_sha256(&file_key[..], nonce, b"payload")[..])
-        .expect("a 32-byte key")
+        .map_err(crate::Error::Crypto)
 }

@@ -70,7 +70,7 @@ impl Recipient for ScryptRecipient {
         Ok(vec![Stanza {
             tag: STANZA_TAG.into(),
             args: vec![encode_b64(&salt), self.log_n.to_string()],
-            body: wrap_file_key(&key, file_key),
+            body: wrap_file_key(&key, file_key)?,
         }])
     }
 
@@ -155,6 +155,7 @@ impl ScryptIdentity {
             // say so, rather than "no identity matched".
             Err(UnwrapError::Mismatch) => Err(Error::Passphrase),
             Err(UnwrapError::BadLength) => Err(Error::header("malformed scrypt stanza body")),
+            Err(UnwrapError::Crypto(e)) => Err(Error::Crypto(e)),
         }
     }
 }

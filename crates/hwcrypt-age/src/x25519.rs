@@ -5,9 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::format::{Stanza, decode_b64, encode_b64};
-use crate::primitives::{
-    FileKey, UnwrapError, fill_random, hkdf_sha256, unwrap_file_key, wrap_file_key,
-};
+use crate::primitives::{FileKey, fill_random, hkdf_sha256, unwrap_file_key, wrap_file_key};
 use crate::{Identity, Recipient};
 use bech32::primitives::decode::CheckedHrpstring;
 use bech32::{Bech32, Hrp};
@@ -105,7 +103,7 @@ pub(crate) fn wrap_to(
     salt[..32].copy_from_slice(&share);
     salt[32..].copy_from_slice(public);
     let key = hkdf_sha256(&shared[..], &salt, label);
-    Ok((share, wrap_file_key(&key, file_key)))
+    Ok((share, wrap_file_key(&key, file_key)?))
 }
 
 impl Recipient for X25519Recipient {
@@ -193,10 +191,9 @@ pub(crate) fn unwrap_from(
     let key = hkdf_sha256(&shared[..], &salt, label);
     match unwrap_file_key(&key, body) {
         Ok(file_key) => Some(Ok(file_key)),
-        Err(UnwrapError::Mismatch) => None,
-        Err(UnwrapError::BadLength) => {
-            Some(Err(Error::header(format!("malformed {what} stanza body"))))
-        }
+        Err(e) => e
+            .into_error(|| Error::header(format!("malformed {what} stanza body")))
+            .map(Err),
     }
 }
 

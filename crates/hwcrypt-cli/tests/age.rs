@@ -495,6 +495,36 @@ fn usage_errors_exit_2() {
     }
     assert_eq!(std::fs::read(dir.join("exists")).unwrap(), b"keep me");
     assert_eq!(std::fs::read(dir.join("in.bin")).unwrap(), b"data");
+    // An invalid HWCRYPT_CPU mask: one line and exit 2, as for the other
+    // commands (it panicked in the age crate), and no output file.
+    for args in [
+        vec!["encrypt", "-r", &recipient, "-o", "new.age", "in.bin"],
+        vec![
+            "encrypt",
+            "--passphrase-file",
+            "in.bin",
+            "-o",
+            "new.age",
+            "in.bin",
+        ],
+        vec!["decrypt", "-i", "key.txt", "-o", "new.bin", "exists"],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_hwcrypt"))
+            .args(&args)
+            .current_dir(&dir)
+            .env("HWCRYPT_CPU", "bogus")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).starts_with("hwcrypt: error: invalid HWCRYPT_CPU: 'bogus'")
+                && stderr(&o).lines().count() == 1,
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        assert!(!dir.join("new.age").exists() && !dir.join("new.bin").exists());
+    }
     // A device is written in place (no temporary file beside /dev/null).
     let o = hwcrypt(
         &["encrypt", "-r", &recipient, "-o", "/dev/null", "in.bin"],

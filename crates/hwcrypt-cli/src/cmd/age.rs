@@ -158,6 +158,14 @@ fn usage(msg: impl Into<String>) -> Failure {
     Failure::Usage(msg.into())
 }
 
+/// An invalid `HWCRYPT_CPU` mask is a usage error before anything is read
+/// or written (as for the other commands).
+fn cpu_mask() -> Result<(), Failure> {
+    hwcrypt::cpu::features()
+        .map(|_| ())
+        .map_err(|e| usage(e.to_string()))
+}
+
 fn finish(result: Result<(), Failure>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -421,6 +429,7 @@ fn prompt(question: &str) -> Result<Zeroizing<String>, Failure> {
 }
 
 fn encrypt(args: &EncryptArgs) -> Result<(), Failure> {
+    cpu_mask()?;
     let threads = threads(&args.common)?;
     let wants_passphrase = args.passphrase || args.passphrase_file.is_some();
     let mut recipients: Vec<Box<dyn Recipient>> = Vec::new();
@@ -579,6 +588,7 @@ fn load_identities(
 }
 
 fn decrypt(args: &DecryptArgs) -> Result<(), Failure> {
+    cpu_mask()?;
     let threads = threads(&args.common)?;
     let shown_bar = Arc::new(OnceLock::new());
     let mut identities = load_identities(
