@@ -92,7 +92,7 @@ impl SshRecipient {
                     rsa::PublicKey::new_with_size_limits(mpint(&pk.n)?, mpint(&pk.e)?, RSA_BITS)
                         .map_err(|e| match e {
                             rsa::Error::ModulusTooSmall => {
-                                Error::key("ssh-rsa keys under 2048 bits are refused (too weak)")
+                                Error::key("ssh-rsa keys under 2048 bits (a modulus under 256 bytes) are refused (too weak)")
                             }
                             e => Error::key(format!("unusable ssh-rsa key: {e}")),
                         })?;

@@ -39,8 +39,8 @@ enum Command {
     /// Decrypt an age file (binary or armored) with identities or a
     /// passphrase; nothing unauthenticated is written.
     Decrypt(Box<cmd::age::DecryptArgs>),
-    /// Make an age X25519 identity (AGE-SECRET-KEY-1...), or print the
-    /// recipients of one (-y).
+    /// Make an age identity (X25519, AGE-SECRET-KEY-1...; --pq: the
+    /// post-quantum hybrid), or print the recipients of one (-y).
     Keygen(cmd::age::KeygenArgs),
 }
 

@@ -99,8 +99,9 @@ pub struct DecryptArgs {
 /// `hwcrypt keygen`.
 #[derive(Debug, ClapArgs)]
 pub struct KeygenArgs {
-    /// Write the new identity (with -y: the recipients) to FILE (mode 0600)
-    /// instead of standard output.
+    /// Write the new identity (with -y: the recipients) to FILE instead of
+    /// standard output (a new file: mode 0600; --force over a file: its
+    /// mode kept with -y).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
     /// Overwrite an existing output file.
