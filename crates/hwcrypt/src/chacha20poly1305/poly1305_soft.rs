@@ -295,6 +295,30 @@ mod tests {
         }
     }
 
+    /// A message whose second block makes the partial reduction carry out
+    /// of the middle limb into the top one (h1 = 2^64 - 1 when the fold
+    /// overflows): no RFC or Wycheproof vector reaches that carry. Key r =
+    /// 1 + 2^66, s = 0; the tag checked against a big-integer Poly1305.
+    #[test]
+    fn middle_limb_carry() {
+        let mut key = [0u8; 32];
+        key[0] = 1;
+        key[8] = 4;
+        let msg: Vec<u8> = [
+            0x5c, 0x43, 0x79, 0x0d, 0xe5, 0x35, 0x94, 0xd7, 0x87, 0xf2, 0x1a, 0xca, 0x6b, 0x28,
+            0xaf, 0xa1,
+        ]
+        .into_iter()
+        .chain([0; 16])
+        .collect();
+        let mut p = Poly1305::new(&key);
+        p.blocks(&msg);
+        let mut want = [0u8; 16];
+        want[0] = 0x04;
+        want[8] = 0x1a;
+        assert_eq!(p.tag(), want);
+    }
+
     /// h just at / above p must reduce: a key with r = 1... is awkward to
     /// clamp, so check the edge through the final step directly.
     #[test]
