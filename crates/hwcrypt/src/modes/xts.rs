@@ -60,6 +60,9 @@ impl Xts {
     /// equal are rejected.
     #[inline(always)]
     pub fn new(key: &[u8]) -> Result<Xts> {
+        // The key length first, as `Aes::new`: a bad length is reported as
+        // such whatever the `HWCRYPT_CPU` mask.
+        Xts::check_key_len(key)?;
         Xts::build(key, registry::default_backend(Algorithm::AesXts)?)
     }
 
@@ -67,8 +70,21 @@ impl Xts {
     /// cannot run it.
     #[inline(always)]
     pub fn with_backend(key: &[u8], backend: Backend) -> Result<Xts> {
+        Xts::check_key_len(key)?;
         registry::check(Algorithm::AesXts, backend)?;
         Xts::build(key, backend)
+    }
+
+    #[inline(always)]
+    fn check_key_len(key: &[u8]) -> Result<()> {
+        if matches!(key.len(), 32 | 48 | 64) {
+            Ok(())
+        } else {
+            Err(Error::InvalidKeyLength {
+                expected: "32, 48 or 64",
+                got: key.len(),
+            })
+        }
     }
 
     /// Inlined with its callers, with the two AES handles made out of line
@@ -77,12 +93,6 @@ impl Xts {
     /// that straddle its stores (a stall of about a sixth of the setup).
     #[inline(always)]
     fn build(key: &[u8], backend: Backend) -> Result<Xts> {
-        if !matches!(key.len(), 32 | 48 | 64) {
-            return Err(Error::InvalidKeyLength {
-                expected: "32, 48 or 64",
-                got: key.len(),
-            });
-        }
         let (k1, k2) = key.split_at(key.len() / 2);
         if ct::eq(k1, k2) {
             return Err(Error::XtsEqualKeyHalves);
