@@ -197,6 +197,35 @@ fn aes_ops(aes: &Aes) -> Vec<Named<'_>> {
         blocks,
     ));
     v.push((
+        "CBC encrypt_many".into(),
+        // Multi-buffer CBC: the buffer cut into up to 17 streams of 1-5
+        // blocks (unequal, so the lanes finish at different times), the
+        // last one ending where the buffer ends. In place only: a separate
+        // input is copied over first.
+        Box::new(move |i, o| {
+            if let Some(i) = i {
+                o.copy_from_slice(i);
+            }
+            let mut parts: Vec<&mut [u8]> = Vec::new();
+            let mut rest = o;
+            while !rest.is_empty() && parts.len() < 16 {
+                let take = ((parts.len() * 7 % 5 + 1) * 16).min(rest.len());
+                let (part, tail) = rest.split_at_mut(take);
+                parts.push(part);
+                rest = tail;
+            }
+            if !rest.is_empty() {
+                parts.push(rest);
+            }
+            let mut ciphers = Vec::with_capacity(parts.len());
+            for _ in 0..parts.len() {
+                ciphers.push(Cbc::new(aes, &iv)?);
+            }
+            Cbc::encrypt_many(ciphers.iter_mut().zip(parts))
+        }),
+        blocks,
+    ));
+    v.push((
         "CBC decrypt".into(),
         Box::new(move |i, o| match i {
             None => Cbc::new(aes, &iv)?.decrypt(o),
