@@ -626,6 +626,35 @@ mod tests {
                 crate::modes::Ecb::new(&aes).decrypt(&mut blocks).unwrap();
                 crate::modes::Ecb::new(&fresh).decrypt(&mut expect).unwrap();
                 assert_eq!(blocks, expect, "{backend} wide decrypt after rekey");
+                // The other modes' kernels (round counts, and the serial
+                // AES-NI key a wide backend keeps) after a size change too.
+                let iv = [5u8; 16];
+                let run = |k: &Aes, data: &mut [u8]| {
+                    crate::modes::Ctr::new(k, &iv)
+                        .unwrap()
+                        .apply_keystream(data)
+                        .unwrap();
+                    crate::modes::Cbc::new(k, &iv)
+                        .unwrap()
+                        .encrypt(data)
+                        .unwrap();
+                    crate::modes::Cbc::new(k, &iv)
+                        .unwrap()
+                        .decrypt(&mut data[16..])
+                        .unwrap();
+                    crate::modes::Ofb::new(k, &iv)
+                        .unwrap()
+                        .apply_keystream(data);
+                };
+                let (mut got, mut want) = ([0x5au8; 16 * 37], [0x5au8; 16 * 37]);
+                run(&aes, &mut got);
+                run(&fresh, &mut want);
+                assert_eq!(
+                    got,
+                    want,
+                    "{backend} CTR/CBC/OFB after rekey to {} bytes",
+                    key.len()
+                );
             }
             assert_eq!(
                 aes.rekey(&[0; 17]),
