@@ -157,11 +157,11 @@ impl<'py> Args<'py> {
     }
 
     /// `cryptography`'s checks, after every argument was converted (as it
-    /// does): the lengths (when encrypting only: a ciphertext of the
-    /// longest plaintext is 16 bytes longer, and `cryptography` opens it),
-    /// then the nonce.
+    /// does): the lengths (the data's when encrypting only: a ciphertext of
+    /// the longest plaintext is 16 bytes longer, and `cryptography` opens
+    /// it; the associated data's both ways), then the nonce.
     fn check<S: Sealer>(&self, key: &S, encrypting: bool) -> PyResult<()> {
-        if encrypting && (self.data.as_slice().len() > MAX_LEN || self.aad().len() > MAX_LEN) {
+        if (encrypting && self.data.as_slice().len() > MAX_LEN) || self.aad().len() > MAX_LEN {
             return Err(PyOverflowError::new_err(
                 "Data or associated data too long. Max 2**31 - 1 bytes",
             ));

@@ -158,7 +158,25 @@ impl Write for PyWriter {
                 .call_method1("write", (PyBytes::new(py, buf),))
                 .map_err(io::Error::other)?;
             // Buffered files return the length; raw ones may write less.
+            // None from a raw file (`io.RawIOBase`) means it wrote nothing
+            // (non-blocking, it would block); from other writers (a class
+            // whose `write` returns nothing) that it took everything.
             if n.is_none() {
+                let raw_base = py
+                    .import("io")
+                    .and_then(|io| io.getattr("RawIOBase"))
+                    .map_err(io::Error::other)?;
+                if self
+                    .0
+                    .bind(py)
+                    .is_instance(&raw_base)
+                    .map_err(io::Error::other)?
+                {
+                    return Err(io::Error::new(
+                        io::ErrorKind::WouldBlock,
+                        "the raw file wrote nothing (non-blocking): give a blocking file",
+                    ));
+                }
                 return Ok(buf.len());
             }
             match n.extract::<usize>().map_err(io::Error::other)? {

@@ -230,6 +230,10 @@ def test_aead_decrypt_checks_no_length_before_the_tag():
             # A wrong-size buffer is the first complaint of decrypt_into.
             with pytest.raises(ValueError, match="buffer must be"):
                 cls(key).decrypt_into(b"\0" * 12, view, None, bytearray(1))
+            # Associated data past the limit is refused both ways (as
+            # cryptography), before any work.
+            with pytest.raises(OverflowError, match="too long"):
+                cls(key).decrypt(b"\0" * 12, bytes(32), view)
         view.release()
     finally:
         m.close()

@@ -128,6 +128,37 @@ def test_age_streams(tmp_path):
         assert got == p.read_bytes()
 
 
+def test_age_stream_non_blocking_raw_writer_is_an_error():
+    """A raw file whose write() returns None wrote nothing (it would
+    block): an error, not data silently lost; a plain class whose write()
+    returns None took everything."""
+    import fcntl
+    import io
+
+    secret, recipient = hwcrypt.age.keygen()
+    plain = os.urandom(1 << 20)
+    r, w = os.pipe()
+    fcntl.fcntl(w, fcntl.F_SETFL, fcntl.fcntl(w, fcntl.F_GETFL) | os.O_NONBLOCK)
+    try:
+        with open(w, "wb", buffering=0, closefd=False) as dst:
+            with pytest.raises(hwcrypt.age.AgeError):
+                hwcrypt.age.encrypt_stream(io.BytesIO(plain), dst, [recipient])
+    finally:
+        os.close(r)
+        os.close(w)
+
+    class Sink:
+        def __init__(self):
+            self.data = bytearray()
+
+        def write(self, b):
+            self.data += b
+
+    sink = Sink()
+    assert hwcrypt.age.encrypt_stream(io.BytesIO(plain), sink, [recipient]) == len(plain)
+    assert hwcrypt.age.decrypt(bytes(sink.data), [secret]) == plain
+
+
 def test_age_stream_file_errors_pass_through():
     import io
 
