@@ -100,6 +100,19 @@ def test_gcm_streaming_matches_cryptography(rng, key_len):
             dec.finalize_with_tag(bad)
 
 
+def test_gcm_min_tag_length_without_a_tag_is_not_checked():
+    """cryptography checks min_tag_length only against a tag given to the
+    mode: any value is accepted without one (it raised OverflowError or
+    TypeError here)."""
+    key, iv = bytes(16), bytes(12)
+    for make in (hwcrypt.modes.GCM, c_modes.GCM):
+        for min_len in (-1, 2**70, 3.5):
+            enc = hwcrypt.Cipher(hwcrypt.algorithms.AES(key), make(iv, None, min_len)).encryptor()
+            ct = enc.update(b"hello") + enc.finalize()
+            dec = hwcrypt.Cipher(hwcrypt.algorithms.AES(key), make(iv, None, min_len)).decryptor()
+            assert dec.update(ct) + dec.finalize_with_tag(enc.tag) == b"hello"
+
+
 def test_gcm_short_tags(rng):
     key, iv = rbytes(rng, 16), rbytes(rng, 12)
     data = rbytes(rng, 100)

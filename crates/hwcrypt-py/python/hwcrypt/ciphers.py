@@ -149,6 +149,13 @@ class Cipher:
             min_tag_length = getattr(
                 mode, "min_tag_length", getattr(mode, "_min_tag_length", 16)
             )
+            # Only checked against a tag given to the mode (which the mode
+            # checked already): without one, any value cryptography takes
+            # (negative, huge, not an int) must not fail here.
+            if tag is None:
+                min_tag_length = 16
+            else:
+                min_tag_length = min(max(int(min_tag_length), 0), 16)
             if encrypt and tag is not None:
                 raise ValueError("Authentication tag must be None when encrypting.")
         return _hwcrypt._context(name, key, iv, encrypt, tag, min_tag_length)
