@@ -13,13 +13,18 @@
 #     the process's CPU time (robust on a shared machine) and from wall time.
 #
 # Usage: crates/hwcrypt-bench/crack-bench.sh [REPS]   (default 7)
+# HWCRYPT_BIN=PATH times that hwcrypt binary instead of building this tree's.
 # Needs openssl (to make the challenge) and python3 (to time).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPS="${1:-7}"
 
-cargo build --release -q -p hwcrypt-cli
-BIN="$PWD/target/release/hwcrypt"
+if [ -n "${HWCRYPT_BIN:-}" ]; then
+    BIN="$(realpath "$HWCRYPT_BIN")"
+else
+    cargo build --release -q -p hwcrypt-cli
+    BIN="$PWD/target/release/hwcrypt"
+fi
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 

@@ -173,6 +173,11 @@ pub fn parse_header(input: &[u8]) -> Result<(Header, usize)> {
 
 /// Reads a header from `input` line by line (leaving `input` at the payload).
 pub fn read_header<R: BufRead>(input: &mut R) -> Result<Header> {
+    read_header_counted(input).map(|(header, _)| header)
+}
+
+/// [`read_header`], and the bytes it took (through the MAC line).
+pub(crate) fn read_header_counted<R: BufRead>(input: &mut R) -> Result<(Header, usize)> {
     let mut buf = Vec::new();
     loop {
         let start = buf.len();
@@ -195,7 +200,7 @@ pub fn read_header<R: BufRead>(input: &mut R) -> Result<Header> {
     }
     let (header, used) = parse_header(&buf)?;
     debug_assert_eq!(used, buf.len());
-    Ok(header)
+    Ok((header, used))
 }
 
 /// Writes a header for `stanzas` with its MAC under `file_key`.

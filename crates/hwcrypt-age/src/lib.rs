@@ -56,6 +56,7 @@ pub use ssh::{SshIdentity, SshRecipient};
 pub use x25519::{X25519Identity, X25519Recipient};
 
 use hwcrypt::chacha20poly1305::ChaCha20Poly1305;
+pub use hwcrypt::stream::ReadAt;
 use hwcrypt::stream::{StreamDecryptor, StreamEncryptor};
 use std::io::{BufRead, Read, Write};
 
@@ -173,12 +174,31 @@ impl Encryptor {
         let n = hwcrypt::stream::seal_parallel(&key, input, output, threads)?;
         Ok(head.len() as u64 + n)
     }
+
+    /// [`encrypt_parallel`](Self::encrypt_parallel) of the bytes of `input`
+    /// from `offset` to its end, each thread reading its own chunks at
+    /// their offsets (a [`File`](std::fs::File): `pread`, no lock between
+    /// the threads); the form for a regular file.
+    pub fn encrypt_parallel_at<I: ReadAt + ?Sized, W: Write + Send>(
+        &self,
+        input: &I,
+        offset: u64,
+        mut output: W,
+        threads: usize,
+    ) -> Result<u64> {
+        let (head, key) = self.start()?;
+        output.write_all(&head)?;
+        let n = hwcrypt::stream::seal_parallel_at(&key, input, offset, output, threads)?;
+        Ok(head.len() as u64 + n)
+    }
 }
 
 /// Reads an age file: the header first, then (with an identity) the payload.
 #[derive(Debug)]
 pub struct Decryptor<R: BufRead> {
     header: Header,
+    /// Bytes the header took, through its MAC line.
+    header_len: usize,
     input: R,
 }
 
@@ -186,14 +206,18 @@ impl<R: BufRead> Decryptor<R> {
     /// Reads and parses the header (binary age; see [`armor`] for armored
     /// input).
     pub fn new(mut input: R) -> Result<Decryptor<R>> {
-        let header = format::read_header(&mut input)?;
+        let (header, header_len) = format::read_header_counted(&mut input)?;
         // Checked here, before any identity or passphrase is asked for.
         if header.stanzas.len() > 1 && header.stanzas.iter().any(|s| s.tag == "scrypt") {
             return Err(Error::header(
                 "a passphrase (scrypt) stanza must be the only stanza",
             ));
         }
-        Ok(Decryptor { header, input })
+        Ok(Decryptor {
+            header,
+            header_len,
+            input,
+        })
     }
 
     /// The header's stanzas.
@@ -269,6 +293,43 @@ impl<R: BufRead> Decryptor<R> {
         let key = self.payload_key(&file_key)?;
         Ok(hwcrypt::stream::open_parallel(
             &key, self.input, output, threads,
+        )?)
+    }
+
+    /// [`decrypt_parallel`](Self::decrypt_parallel) with the payload read
+    /// from `input` at offsets, each thread reading its own chunks (a
+    /// [`File`](std::fs::File): `pread`, no lock between the threads).
+    /// `input` holds the binary age file this decryptor read its header
+    /// from, starting at `offset` (the payload nonce and payload follow the
+    /// header there); bytes this decryptor's reader buffered past the
+    /// header are not used.
+    pub fn decrypt_parallel_at<I: ReadAt + ?Sized, W: Write + Send>(
+        self,
+        identities: &[&dyn Identity],
+        input: &I,
+        offset: u64,
+        output: W,
+        threads: usize,
+    ) -> Result<u64> {
+        let file_key = self.unwrap_file_key(identities)?;
+        let at = offset + self.header_len as u64;
+        let mut nonce = [0u8; 16];
+        let mut got = 0;
+        while got < nonce.len() {
+            match input.read_at(&mut nonce[got..], at + got as u64) {
+                Ok(0) => return Err(Error::header("file ends before the payload nonce")),
+                Ok(k) => got += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let key = primitives::payload_key(&file_key, &nonce)?;
+        Ok(hwcrypt::stream::open_parallel_at(
+            &key,
+            input,
+            at + 16,
+            output,
+            threads,
         )?)
     }
 }

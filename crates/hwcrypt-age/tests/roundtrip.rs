@@ -371,12 +371,28 @@ fn parallel_equals_streaming() {
                 .decrypt_parallel(&[&k.x25519], &mut out, threads)
                 .unwrap();
             assert!(out == msg, "len {len} threads {threads}");
+            // The payload read at offsets, the file behind a prefix.
+            let mut prefixed = b"junk".to_vec();
+            prefixed.extend_from_slice(&file);
+            let mut out = Vec::new();
+            Decryptor::new(&prefixed[4..])
+                .unwrap()
+                .decrypt_parallel_at(&[&k.x25519], &prefixed[..], 4, &mut out, threads)
+                .unwrap();
+            assert!(out == msg, "at: len {len} threads {threads}");
         }
         let enc = Encryptor::with_recipients(vec![recipient(&k, "x25519")]).unwrap();
         let mut file2 = Vec::new();
         enc.encrypt_parallel(&msg[..], &mut file2, 3).unwrap();
         assert_eq!(file2.len(), file.len());
         assert_eq!(decrypt(&file2, &[&k.x25519]).unwrap(), msg);
+        let mut prefixed = b"ab".to_vec();
+        prefixed.extend_from_slice(&msg);
+        let mut file3 = Vec::new();
+        enc.encrypt_parallel_at(&prefixed[..], 2, &mut file3, 5)
+            .unwrap();
+        assert_eq!(file3.len(), file.len());
+        assert_eq!(decrypt(&file3, &[&k.x25519]).unwrap(), msg);
     }
 }
 
@@ -519,6 +535,17 @@ fn fuzz_flips_truncations_splices() {
                 let mut out = Vec::new();
                 if d.decrypt_parallel(&ids, &mut out, threads).is_ok() {
                     assert!(out == msg, "round {round}: parallel accepted a forgery");
+                }
+                if let Ok(d) = Decryptor::new(&bytes[..]) {
+                    let mut out = Vec::new();
+                    if d.decrypt_parallel_at(&ids, &bytes[..], 0, &mut out, threads)
+                        .is_ok()
+                    {
+                        assert!(
+                            out == msg,
+                            "round {round}: read at offsets, accepted a forgery"
+                        );
+                    }
                 }
             }
         }

@@ -120,6 +120,89 @@ fn x25519_round_trip_files_and_pipes() {
     }
 }
 
+/// A regular file is read at offsets (each thread its own chunks), a pipe
+/// in order: both give the same bytes. Standard input redirected from a
+/// file is read from its position (here after a 5- and a 3-byte prefix
+/// another command read), and left at its end as reading in order would.
+#[test]
+fn files_pipes_and_redirected_standard_input() {
+    let dir = tempdir("stdin-offset");
+    let recipient = keygen(&dir);
+    let msg = data(2 * 1024 * 1024 + 77);
+    let mut prefixed = b"12345".to_vec();
+    prefixed.extend_from_slice(&msg);
+    std::fs::write(dir.join("prefixed.bin"), &prefixed).unwrap();
+    let sh = |script: &str| {
+        Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .current_dir(&dir)
+            .env("HW", env!("CARGO_BIN_EXE_hwcrypt"))
+            .env("R", &recipient)
+            .output()
+            .unwrap()
+    };
+    let o = sh(
+        r#"{ dd bs=1 count=5 of=/dev/null status=none; "$HW" encrypt -j 3 -r "$R" -o out.age; cat; } < prefixed.bin > rest.bin"#,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(dir.join("rest.bin")).unwrap(), b"");
+    let sealed = std::fs::read(dir.join("out.age")).unwrap();
+    for threads in ["1", "4"] {
+        let by_path = hwcrypt(
+            &["decrypt", "-i", "key.txt", "-j", threads, "out.age"],
+            &dir,
+            None,
+        );
+        assert!(by_path.status.success(), "{}", stderr(&by_path));
+        assert!(by_path.stdout == msg);
+        let by_pipe = hwcrypt(
+            &["decrypt", "-i", "key.txt", "-j", threads],
+            &dir,
+            Some(&sealed),
+        );
+        assert!(by_pipe.status.success(), "{}", stderr(&by_pipe));
+        assert!(by_pipe.stdout == msg);
+        // Encrypted from a pipe, decrypted from a file.
+        let o = hwcrypt(
+            &["encrypt", "-r", &recipient, "-j", threads],
+            &dir,
+            Some(&msg),
+        );
+        std::fs::write(dir.join("piped.age"), &o.stdout).unwrap();
+        let back = hwcrypt(
+            &["decrypt", "-i", "key.txt", "-j", threads, "piped.age"],
+            &dir,
+            None,
+        );
+        assert!(back.stdout == msg);
+    }
+    let mut prefixed_age = b"xyz".to_vec();
+    prefixed_age.extend_from_slice(&sealed);
+    std::fs::write(dir.join("prefixed.age"), &prefixed_age).unwrap();
+    let o = sh(
+        r#"{ dd bs=1 count=3 of=/dev/null status=none; "$HW" decrypt -j 2 -i key.txt -o plain.bin; cat; } < prefixed.age > rest.bin"#,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::read(dir.join("plain.bin")).unwrap() == msg);
+    assert_eq!(std::fs::read(dir.join("rest.bin")).unwrap(), b"");
+    // A flipped payload byte in a file read at offsets: exit 1, no output.
+    let mut bad = sealed.clone();
+    let at = bad.len() - 70_000;
+    bad[at] ^= 1;
+    std::fs::write(dir.join("bad.age"), &bad).unwrap();
+    let o = hwcrypt(
+        &[
+            "decrypt", "-i", "key.txt", "-j", "3", "-o", "bad.bin", "bad.age",
+        ],
+        &dir,
+        None,
+    );
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(!dir.join("bad.bin").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn post_quantum_keygen_round_trip_and_mixing() {
     let dir = tempdir("pq");

@@ -7,8 +7,9 @@ use hwcrypt::aead::Aead;
 use hwcrypt::chacha20poly1305::ChaCha20Poly1305;
 use hwcrypt::gcm::AesGcm;
 use hwcrypt::stream::{
-    CHUNK_LEN, MAX_THREADS, SEALED_CHUNK_LEN, StreamDecryptor, StreamEncryptor, StreamError,
-    open_buffer, open_parallel, seal_buffer, seal_parallel, sealed_len,
+    CHUNK_LEN, MAX_THREADS, ReadAt, SEALED_CHUNK_LEN, StreamDecryptor, StreamEncryptor,
+    StreamError, open_buffer, open_parallel, open_parallel_at, seal_buffer, seal_parallel,
+    seal_parallel_at, sealed_len,
 };
 use std::io::{Cursor, Read, Seek, SeekFrom, Write};
 
@@ -119,6 +120,188 @@ fn parallel_equals_sequential() {
             let n = open_parallel(&key, &sealed[..], &mut plain, threads).unwrap();
             assert_eq!(n as usize, len);
             assert!(plain == msg, "open len {len} threads {threads}");
+            // Read at offsets, from the start and behind a prefix.
+            for skip in [0, 3] {
+                let mut input = vec![0xa5; skip];
+                input.extend_from_slice(&msg);
+                let mut out = Vec::new();
+                let n = seal_parallel_at(&key, &input[..], skip as u64, &mut out, threads).unwrap();
+                assert_eq!(n as usize, out.len());
+                assert!(
+                    out == sealed,
+                    "seal_at len {len} threads {threads} skip {skip}"
+                );
+                let mut input = vec![0x5a; skip];
+                input.extend_from_slice(&sealed);
+                let mut plain = Vec::new();
+                let n =
+                    open_parallel_at(&key, &input[..], skip as u64, &mut plain, threads).unwrap();
+                assert_eq!(n as usize, len);
+                assert!(
+                    plain == msg,
+                    "open_at len {len} threads {threads} skip {skip}"
+                );
+            }
+        }
+    }
+}
+
+/// The positional forms on a real file (`pread`), at an offset.
+#[test]
+fn parallel_at_reads_a_file() {
+    let key = chacha();
+    let msg = data(40 * C + 123);
+    let sealed = seal_seq(key.clone(), &msg, 4096);
+    let dir = std::env::temp_dir().join(format!("hwcrypt-stream-at-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("in");
+    let mut bytes = b"prefix".to_vec();
+    bytes.extend_from_slice(&msg);
+    std::fs::write(&path, &bytes).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    for threads in [1, 3, 8] {
+        let mut out = Vec::new();
+        seal_parallel_at(&key, &file, 6, &mut out, threads).unwrap();
+        assert!(out == sealed, "threads {threads}");
+    }
+    let mut bytes = b"pre".to_vec();
+    bytes.extend_from_slice(&sealed);
+    std::fs::write(&path, &bytes).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    for threads in [1, 3, 8] {
+        let mut plain = Vec::new();
+        open_parallel_at(&key, &file, 3, &mut plain, threads).unwrap();
+        assert!(plain == msg, "threads {threads}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A positional input whose length changes while it is read: the first
+/// `len_before` bytes of `data` for `switch_after` reads, then the first
+/// `len_after`.
+struct Changing<'a> {
+    data: &'a [u8],
+    calls: std::sync::atomic::AtomicUsize,
+    switch_after: usize,
+    len_before: usize,
+    len_after: usize,
+}
+
+impl ReadAt for Changing<'_> {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        use std::sync::atomic::Ordering;
+        let call = self.calls.fetch_add(1, Ordering::Relaxed);
+        let len = if call < self.switch_after {
+            self.len_before
+        } else {
+            self.len_after
+        };
+        let data = &self.data[..len.min(self.data.len())];
+        // Short reads too: at most 40,000 bytes a call.
+        let want = buf.len().min(40_000);
+        data.read_at(&mut buf[..want], offset)
+    }
+}
+
+/// A positional input that fails on its `fail_at`-th read.
+struct FailsAt<'a>(&'a [u8], std::sync::atomic::AtomicUsize, usize);
+
+impl ReadAt for FailsAt<'_> {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        if self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == self.2 {
+            return Err(std::io::Error::other("disk on fire"));
+        }
+        self.0.read_at(buf, offset)
+    }
+}
+
+#[test]
+fn parallel_at_passes_read_failures_on() {
+    let key = chacha();
+    let msg = data(20 * C + 9);
+    let sealed = seal_seq(key.clone(), &msg, 4096);
+    for threads in [1, 2, 6] {
+        for fail_at in [0, 1, 7, 16, 17] {
+            let input = FailsAt(&msg, 0.into(), fail_at);
+            let err = seal_parallel_at(&key, &input, 0, std::io::sink(), threads).unwrap_err();
+            assert_eq!(err.to_string(), "disk on fire");
+            let input = FailsAt(&sealed, 0.into(), fail_at.min(1));
+            let mut plain = Vec::new();
+            let err = open_parallel_at(&key, &input, 0, &mut plain, threads).unwrap_err();
+            assert_eq!(err.to_string(), "disk on fire");
+            assert!(msg.starts_with(&plain));
+        }
+    }
+}
+
+/// An input that shrinks while it is read fails (`UnexpectedEof`, or as
+/// a truncated or forged stream when opening), never a stream without its
+/// final chunk or released plaintext that did not verify; one that grows
+/// is read up to where the reading found its end, and what comes out is a
+/// well-formed stream of what was read.
+#[test]
+fn parallel_at_with_an_input_that_changes() {
+    let key = chacha();
+    let msg = data(40 * C + 17);
+    let sealed = seal_seq(key.clone(), &msg, 4096);
+    for threads in [1, 2, 5, 8] {
+        for switch_after in [0, 1, 3, 17, 40, 100] {
+            // Shrinks to a segment boundary, inside a chunk, to nothing.
+            for len_after in [16 * C, 5 * C + 3, 0] {
+                let input = Changing {
+                    data: &msg,
+                    calls: 0.into(),
+                    switch_after,
+                    len_before: msg.len(),
+                    len_after,
+                };
+                let mut out = Vec::new();
+                match seal_parallel_at(&key, &input, 0, &mut out, threads) {
+                    Ok(_) => {
+                        let plain = open_seq(key.clone(), &out).unwrap();
+                        assert!(
+                            msg.starts_with(&plain),
+                            "{threads} {switch_after} {len_after}"
+                        );
+                    }
+                    Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::UnexpectedEof, "{e}"),
+                }
+                let input = Changing {
+                    data: &sealed,
+                    calls: 0.into(),
+                    switch_after,
+                    len_before: sealed.len(),
+                    len_after,
+                };
+                let mut plain = Vec::new();
+                if open_parallel_at(&key, &input, 0, &mut plain, threads).is_ok() {
+                    assert_eq!(plain, msg, "{threads} {switch_after} {len_after}");
+                } else {
+                    // Whatever was released verified: a prefix of the message.
+                    assert!(
+                        msg.starts_with(&plain),
+                        "{threads} {switch_after} {len_after}"
+                    );
+                }
+            }
+        }
+    }
+    // Grows after the first reads: the end is where a segment's reading
+    // found it, and the stream is well formed (a later segment that saw
+    // more is not written).
+    for threads in [1, 4] {
+        for len_before in [0, 3 * C, 16 * C, 16 * C + 5] {
+            let input = Changing {
+                data: &msg,
+                calls: 0.into(),
+                switch_after: 1,
+                len_before,
+                len_after: msg.len(),
+            };
+            let mut out = Vec::new();
+            seal_parallel_at(&key, &input, 0, &mut out, threads).unwrap();
+            let plain = open_seq(key.clone(), &out).unwrap();
+            assert!(msg.starts_with(&plain), "{threads} {len_before}");
         }
     }
 }
@@ -145,6 +328,9 @@ fn thread_counts_beyond_the_cap() {
         let mut out = Vec::new();
         seal_parallel(&key, &msg[..], &mut out, threads).unwrap();
         assert!(out == sealed, "{threads}");
+        let mut out = Vec::new();
+        seal_parallel_at(&key, &msg[..], 0, &mut out, threads).unwrap();
+        assert!(out == sealed, "{threads}");
     }
     // The buffer form names the first bad chunk whichever thread saw it.
     let mut bad = sealed.clone();
@@ -158,7 +344,8 @@ fn thread_counts_beyond_the_cap() {
     }
 }
 
-/// Every way to open: sequential reader, parallel on 1 and 4 threads, buffer.
+/// Every way to open: sequential reader, parallel on 1 and 4 threads (read
+/// and positional), buffer.
 fn open_all_ways(sealed: &[u8]) -> Vec<Result<Vec<u8>, StreamError>> {
     let key = chacha();
     let mut results = vec![open_seq(key.clone(), sealed).map_err(|e| stream_err(&e).unwrap())];
@@ -166,6 +353,12 @@ fn open_all_ways(sealed: &[u8]) -> Vec<Result<Vec<u8>, StreamError>> {
         let mut out = Vec::new();
         results.push(
             open_parallel(&key, sealed, &mut out, threads)
+                .map(|_| out)
+                .map_err(|e| stream_err(&e).unwrap()),
+        );
+        let mut out = Vec::new();
+        results.push(
+            open_parallel_at(&key, sealed, 0, &mut out, threads)
                 .map(|_| out)
                 .map_err(|e| stream_err(&e).unwrap()),
         );

@@ -13,10 +13,10 @@ use hwcrypt_age::{
     Decryptor, Encryptor, HybridIdentity, Identity, Recipient, ScryptIdentity, ScryptRecipient,
     X25519Identity,
 };
-use hwcrypt_age::{EncryptedPemIdentity, PassphraseSource};
+use hwcrypt_age::{EncryptedPemIdentity, PassphraseSource, ReadAt};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
+use std::io::{self, BufRead, BufReader, IsTerminal, Read, Seek, Write};
 use std::os::fd::AsFd;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -298,8 +298,21 @@ fn open_input(common: &CommonArgs) -> Result<(File, Option<u64>), Failure> {
             let len = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
             Ok((f, len))
         }
-        _ => Ok((stdio_file(io::stdin().as_fd())?, None)),
+        _ => {
+            let f = stdio_file(io::stdin().as_fd())?;
+            let len = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+            Ok((f, len))
+        }
     }
+}
+
+/// Where a regular file's unread bytes start (standard input redirected
+/// from a file may have been read before): the workers read it from there
+/// at offsets, each its own chunks. None for pipes, terminals and other
+/// inputs that can only be read in order.
+fn positional_start(input: &mut File, len: Option<u64>) -> Option<u64> {
+    len?;
+    input.stream_position().ok()
 }
 
 /// Where the output goes: a temporary file to rename, or standard output.
@@ -394,6 +407,29 @@ impl<R: BufRead> BufRead for Progress<R> {
     }
 }
 
+/// Moves the file position of an input read at offsets to its end, where
+/// reading it in order would have left it (it matters for standard input
+/// shared with the commands after this one).
+fn leave_at_end(mut input: &File) {
+    let _ = input.seek(io::SeekFrom::End(0));
+}
+
+/// Counts bytes read at offsets into a progress bar.
+struct ProgressAt<'a> {
+    inner: &'a File,
+    bar: Option<ProgressBar>,
+}
+
+impl ReadAt for ProgressAt<'_> {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        let n = self.inner.read_at(buf, offset)?;
+        if let Some(bar) = &self.bar {
+            bar.inc(n as u64);
+        }
+        Ok(n)
+    }
+}
+
 fn progress_bar(common: &CommonArgs, len: Option<u64>) -> Option<ProgressBar> {
     let len = len.filter(|&l| l >= PROGRESS_MIN)?;
     if common.quiet || !io::stderr().is_terminal() {
@@ -418,6 +454,34 @@ fn passphrase_from_file(path: &Path) -> Result<Zeroizing<String>, Failure> {
         return Err(usage("passphrase file is empty"));
     }
     Ok(Zeroizing::new(line.to_owned()))
+}
+
+/// Encrypts the input file into `output`: read at offsets from `start`
+/// where it has one (a regular file), else in order.
+fn encrypt_from<W: Write + Send>(
+    encryptor: &Encryptor,
+    (input, start, bar): (&File, Option<u64>, &Option<ProgressBar>),
+    output: W,
+    threads: usize,
+) -> Result<(), Failure> {
+    match start {
+        Some(offset) => {
+            let input = ProgressAt {
+                inner: input,
+                bar: bar.clone(),
+            };
+            encryptor.encrypt_parallel_at(&input, offset, output, threads)?;
+            leave_at_end(input.inner);
+        }
+        None => {
+            let input = Progress {
+                inner: input,
+                bar: bar.clone(),
+            };
+            encryptor.encrypt_parallel(input, output, threads)?;
+        }
+    }
+    Ok(())
 }
 
 /// Asks on the terminal, without echo.
@@ -498,17 +562,16 @@ fn encrypt(args: &EncryptArgs) -> Result<(), Failure> {
         recipients.push(Box::new(ScryptRecipient::new(pass)));
     }
     let encryptor = Encryptor::with_recipients(recipients)?;
+    let mut input = input;
+    let start = positional_start(&mut input, len);
     let bar = progress_bar(&args.common, len);
-    let input = Progress {
-        inner: input,
-        bar: bar.clone(),
-    };
+    let source = (&input, start, &bar);
     if args.armor {
         let mut armored = ArmoredWriter::new(output.writer())?;
-        encryptor.encrypt_parallel(input, &mut armored, threads)?;
+        encrypt_from(&encryptor, source, &mut armored, threads)?;
         armored.finish()?;
     } else {
-        encryptor.encrypt_parallel(input, output.writer(), threads)?;
+        encrypt_from(&encryptor, source, output.writer(), threads)?;
     }
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -598,20 +661,21 @@ fn decrypt(args: &DecryptArgs) -> Result<(), Failure> {
         args.passphrase_file.as_deref(),
         &shown_bar,
     )?;
-    let (input, len) = open_input(&args.common)?;
+    let (mut input, len) = open_input(&args.common)?;
+    let start = positional_start(&mut input, len);
     let mut output = Output::open(&args.common, false)?;
     let bar = progress_bar(&args.common, len);
     if let Some(bar) = &bar {
         let _ = shown_bar.set(bar.clone());
     }
     let mut reader = Progress {
-        inner: BufReader::with_capacity(1 << 16, input),
+        inner: BufReader::with_capacity(1 << 16, &input),
         bar: bar.clone(),
     };
     // The bytes the decision took go back in front of the rest.
     let (armored, head) = sniff_armor(&mut reader)?;
     let reader = io::Cursor::new(head).chain(reader);
-    let source: Box<dyn BufRead + Send> = if armored {
+    let source: Box<dyn BufRead + Send + '_> = if armored {
         // Decoded as it is read: memory stays bounded for any size.
         Box::new(BufReader::with_capacity(
             1 << 16,
@@ -638,7 +702,21 @@ fn decrypt(args: &DecryptArgs) -> Result<(), Failure> {
         ));
     }
     let ids: Vec<&dyn Identity> = identities.iter().map(|b| b.as_ref()).collect();
-    decryptor.decrypt_parallel(&ids, output.writer(), threads)?;
+    match start {
+        // The payload of a binary age file read at offsets (the header was
+        // read through the buffer above, from `offset`).
+        Some(offset) if !armored => {
+            let payload = ProgressAt {
+                inner: &input,
+                bar: bar.clone(),
+            };
+            decryptor.decrypt_parallel_at(&ids, &payload, offset, output.writer(), threads)?;
+            leave_at_end(&input);
+        }
+        _ => {
+            decryptor.decrypt_parallel(&ids, output.writer(), threads)?;
+        }
+    }
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }

@@ -19,7 +19,9 @@
 //!   source). A chunk's plaintext is released only after its tag verified.
 //! * [`seal_parallel`] / [`open_parallel`]: `Read` to `Write` on several
 //!   threads, a bounded window of chunks in flight, output in order;
-//!   [`seal_buffer`] / [`open_buffer`] for whole buffers.
+//!   [`seal_parallel_at`] / [`open_parallel_at`] the same from a file read
+//!   at offsets ([`ReadAt`]: no lock around the reads); [`seal_buffer`] /
+//!   [`open_buffer`] for whole buffers.
 //!
 //! The key may be any [`Aead`] with 12-byte nonces and 16-byte tags:
 //! ChaCha20-Poly1305 (as age) or AES-256-GCM. A key must never seal two
@@ -43,7 +45,8 @@ mod parallel;
 mod reader;
 
 pub use parallel::{
-    MAX_THREADS, MAX_WINDOW, open_buffer, open_parallel, seal_buffer, seal_parallel,
+    MAX_THREADS, MAX_WINDOW, ReadAt, open_buffer, open_parallel, open_parallel_at, seal_buffer,
+    seal_parallel, seal_parallel_at,
 };
 pub use reader::StreamDecryptor;
 

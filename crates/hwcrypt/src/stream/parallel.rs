@@ -9,6 +9,12 @@
 //! (at most [`MAX_WINDOW`] MiB) whatever the input size. With one thread the
 //! same segment code runs inline, with no threads or locks.
 //!
+//! An input that can be read at any offset ([`ReadAt`]: a regular file,
+//! with `pread`) is not read behind a lock: each worker claims the next
+//! segment number and reads that segment at its own offset, so the copies
+//! out of the page cache run on every core at once instead of one at a
+//! time ([`seal_parallel_at`], [`open_parallel_at`]).
+//!
 //! The output is byte for byte that of [`StreamEncryptor`](super::StreamEncryptor)
 //! and [`StreamDecryptor`](super::StreamDecryptor); when opening, chunks are
 //! written only after they verified, in order, and the first failure stops
@@ -22,7 +28,7 @@ use super::{
 use crate::aead::{Aead, TAG_LEN};
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::thread;
 use zeroize::{Zeroize, Zeroizing};
@@ -173,6 +179,175 @@ fn read_vectored_full<R: Read + ?Sized>(
     Ok(n)
 }
 
+/// An input several threads can read at any offset at once: a regular file
+/// (`pread`, which leaves the file position alone) or bytes in memory.
+pub trait ReadAt: Sync {
+    /// Reads into `buf` from `offset` of the input; returns the bytes read
+    /// (0 at or past the end; fewer than asked is allowed anywhere, as with
+    /// `read`).
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
+}
+
+#[cfg(unix)]
+impl ReadAt for std::fs::File {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        std::os::unix::fs::FileExt::read_at(self, buf, offset)
+    }
+}
+
+#[cfg(windows)]
+impl ReadAt for std::fs::File {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        std::os::windows::fs::FileExt::seek_read(self, buf, offset)
+    }
+}
+
+impl ReadAt for [u8] {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        let start = usize::try_from(offset)
+            .unwrap_or(usize::MAX)
+            .min(self.len());
+        let n = buf.len().min(self.len() - start);
+        buf[..n].copy_from_slice(&self[start..start + n]);
+        Ok(n)
+    }
+}
+
+impl<T: ReadAt + ?Sized> ReadAt for &T {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        (**self).read_at(buf, offset)
+    }
+}
+
+/// Fills `buf` from `offset` (a short count only at the end of the input).
+fn read_full_at<I: ReadAt + ?Sized>(input: &I, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match input.read_at(&mut buf[n..], offset + n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// What a worker got when it asked for the next segment.
+enum Next {
+    /// The segment is in the buffer.
+    Segment,
+    /// The input has ended: no segment.
+    End,
+    /// Reading failed.
+    Failed(io::Error),
+    /// A worker panicked inside the caller's reader: stop without a word
+    /// (the scope passes the panic on).
+    Abandon,
+}
+
+/// Where segments come from.
+trait Feed: Sync {
+    /// Fills `seg` with the next segment (its number, input, and whether
+    /// it is the last); `stop` is the run's flag.
+    fn next(&self, seg: &mut Segment, seal: bool, stop: &AtomicBool) -> Next;
+}
+
+/// A [`Read`] input, read one segment at a time behind a lock.
+struct Sequential<R>(Mutex<Source<R>>);
+
+impl<R: Read + Send> Feed for Sequential<R> {
+    fn next(&self, seg: &mut Segment, seal: bool, stop: &AtomicBool) -> Next {
+        // Poisoned: a worker panicked inside the caller's reader, which may
+        // have consumed input without a segment to show for it; reading on
+        // would misnumber what follows.
+        let Ok(mut source) = self.0.lock() else {
+            return Next::Abandon;
+        };
+        if stop.load(Ordering::Relaxed) {
+            return Next::Abandon;
+        }
+        match source.fill(seg, seal) {
+            Ok(true) => Next::Segment,
+            Ok(false) => Next::End,
+            Err(e) => Next::Failed(e),
+        }
+    }
+}
+
+/// A [`ReadAt`] input from `base` on: each worker reads the segment it
+/// claimed at that segment's offset, with no lock.
+struct Positional<'a, I: ?Sized> {
+    input: &'a I,
+    base: u64,
+    next_seq: AtomicU64,
+    /// The number of the last segment once a worker found it (the input
+    /// ended inside it or just after it); no segment after it is read.
+    end: AtomicU64,
+}
+
+impl<I: ReadAt + ?Sized> Feed for Positional<'_, I> {
+    fn next(&self, seg: &mut Segment, seal: bool, stop: &AtomicBool) -> Next {
+        if stop.load(Ordering::Relaxed) {
+            return Next::Abandon;
+        }
+        let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
+        if seq > self.end.load(Ordering::Relaxed) {
+            return Next::End;
+        }
+        seg.seq = seq;
+        seg.done = 0;
+        seg.error = None;
+        seg.len = 0;
+        // Sealing: plaintext into the chunk slots, the last slot also
+        // taking the byte after the segment (it has room: its tag goes
+        // there); opening: the sealed bytes and the byte after them. That
+        // byte says whether the segment is the last.
+        let (room, got) = if seal {
+            let room = SEGMENT_CHUNKS * CHUNK_LEN;
+            let start = self.base + seq * room as u64;
+            let mut got = 0;
+            for (k, slot) in seg
+                .buf
+                .chunks_mut(SEALED_CHUNK_LEN)
+                .take(SEGMENT_CHUNKS)
+                .enumerate()
+            {
+                let want = CHUNK_LEN + usize::from(k + 1 == SEGMENT_CHUNKS);
+                match read_full_at(self.input, &mut slot[..want], start + got as u64) {
+                    Ok(n) => got += n,
+                    Err(e) => return Next::Failed(e),
+                }
+                if got < (k + 1) * CHUNK_LEN {
+                    break;
+                }
+            }
+            (room, got)
+        } else {
+            let start = self.base + seq * SEGMENT_SEALED as u64;
+            match read_full_at(self.input, &mut seg.buf[..SEGMENT_SEALED + 1], start) {
+                Ok(n) => (SEGMENT_SEALED, n),
+                Err(e) => return Next::Failed(e),
+            }
+        };
+        seg.len = got.min(room);
+        seg.last = got <= room;
+        if seg.last {
+            self.end.fetch_min(seq, Ordering::Relaxed);
+        }
+        if got == 0 && seq > 0 {
+            // The segment before saw a byte here: the input got shorter
+            // while it was read. Reported only if the output reaches this
+            // segment (the one before was not the last).
+            seg.error = Some(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the input got shorter while it was being read",
+            ));
+        }
+        Next::Segment
+    }
+}
+
 /// Writes all of `parts` (none empty) in order, with vectored writes.
 fn write_vectored_all<W: Write + ?Sized>(
     output: &mut W,
@@ -205,8 +380,12 @@ impl Segment {
         self.seq * SEGMENT_CHUNKS as u64
     }
 
-    /// Seals or opens every chunk of the segment.
+    /// Seals or opens every chunk of the segment (none if reading it
+    /// already failed).
     fn process<A: Aead>(&mut self, aead: &A, seal: bool) {
+        if self.error.is_some() {
+            return;
+        }
         if seal {
             let chunks = self.len.div_ceil(CHUNK_LEN).max(1);
             for k in 0..chunks {
@@ -289,7 +468,13 @@ where
     R: Read + Send,
     W: Write + Send,
 {
-    run(aead, true, input, output, threads)
+    run(
+        aead,
+        true,
+        &Sequential(Mutex::new(Source::new(input))),
+        output,
+        threads,
+    )
 }
 
 /// Opens the STREAM `input` holds into `output` on `threads` threads (0 or
@@ -302,7 +487,70 @@ where
     R: Read + Send,
     W: Write + Send,
 {
-    run(aead, false, input, output, threads)
+    run(
+        aead,
+        false,
+        &Sequential(Mutex::new(Source::new(input))),
+        output,
+        threads,
+    )
+}
+
+/// [`seal_parallel`] of the bytes of `input` from `offset` to its end, each
+/// worker reading the segments it seals at their own offsets with no lock
+/// between them (a [`File`](std::fs::File): `pread`): the form for a file,
+/// whose copies out of the page cache then run on every core. The output
+/// is byte for byte that of [`seal_parallel`]. An input that gets shorter
+/// while it is read is an error (`UnexpectedEof`), never a stream without
+/// its final chunk.
+pub fn seal_parallel_at<A, I, W>(
+    aead: &A,
+    input: &I,
+    offset: u64,
+    output: W,
+    threads: usize,
+) -> io::Result<u64>
+where
+    A: Aead + Sync,
+    I: ReadAt + ?Sized,
+    W: Write + Send,
+{
+    run(aead, true, &Positional::new(input, offset), output, threads)
+}
+
+/// [`open_parallel`] of the sealed bytes of `input` from `offset` to its
+/// end, read as [`seal_parallel_at`] reads; the same order, errors and
+/// release rule as [`open_parallel`].
+pub fn open_parallel_at<A, I, W>(
+    aead: &A,
+    input: &I,
+    offset: u64,
+    output: W,
+    threads: usize,
+) -> io::Result<u64>
+where
+    A: Aead + Sync,
+    I: ReadAt + ?Sized,
+    W: Write + Send,
+{
+    run(
+        aead,
+        false,
+        &Positional::new(input, offset),
+        output,
+        threads,
+    )
+}
+
+impl<'a, I: ReadAt + ?Sized> Positional<'a, I> {
+    fn new(input: &'a I, base: u64) -> Positional<'a, I> {
+        Positional {
+            input,
+            base,
+            next_seq: AtomicU64::new(0),
+            end: AtomicU64::new(u64::MAX),
+        }
+    }
 }
 
 /// The output side shared by the workers: segments finished out of order
@@ -310,6 +558,9 @@ where
 struct Sink<W> {
     output: W,
     next_seq: u64,
+    /// The last segment has been written: later ones (read from an input
+    /// that grew meanwhile) are dropped.
+    finished: bool,
     held: BTreeMap<u64, Segment>,
     written: u64,
     error: Option<io::Error>,
@@ -317,8 +568,10 @@ struct Sink<W> {
 
 /// What the workers share. Locks are taken one at a time, except `pool`
 /// inside `sink` (a written segment's buffer goes back at once).
-struct Shared<R, W> {
-    source: Mutex<(Source<R>, Option<io::Error>)>,
+struct Shared<'f, F, W> {
+    feed: &'f F,
+    /// The first read failure.
+    read_error: Mutex<Option<io::Error>>,
     sink: Mutex<Sink<W>>,
     pool: Mutex<Vec<Segment>>,
     pool_refilled: Condvar,
@@ -332,7 +585,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-impl<R: Read, W: Write> Shared<R, W> {
+impl<F: Feed, W: Write> Shared<'_, F, W> {
     fn halt(&self) {
         self.stop.store(true, Ordering::Relaxed);
         let _pool = lock(&self.pool);
@@ -367,8 +620,8 @@ impl<R: Read, W: Write> Shared<R, W> {
         // A panic (in the caller's reader or writer) drops this worker's
         // buffer: stop the others, or they could wait for it forever
         // instead of letting the scope pass the panic on.
-        struct HaltOnPanic<'a, R: Read, W: Write>(&'a Shared<R, W>);
-        impl<R: Read, W: Write> Drop for HaltOnPanic<'_, R, W> {
+        struct HaltOnPanic<'a, 'f, F: Feed, W: Write>(&'a Shared<'f, F, W>);
+        impl<F: Feed, W: Write> Drop for HaltOnPanic<'_, '_, F, W> {
             fn drop(&mut self) {
                 if thread::panicking() {
                     self.0.halt();
@@ -377,31 +630,20 @@ impl<R: Read, W: Write> Shared<R, W> {
         }
         let _guard = HaltOnPanic(self);
         while let Some(mut seg) = self.buffer() {
-            {
-                // Poisoned: a worker panicked inside the caller's reader,
-                // which may have consumed input without a segment to show
-                // for it; reading on would misnumber what follows.
-                let Ok(mut source) = self.source.lock() else {
-                    self.halt();
-                    return;
-                };
-                let (src, error) = &mut *source;
-                if error.is_some() || self.stop.load(Ordering::Relaxed) {
+            match self.feed.next(&mut seg, seal, &self.stop) {
+                Next::Segment => {}
+                Next::End => {
+                    self.give_back(seg);
                     return;
                 }
-                match src.fill(&mut seg, seal) {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        drop(source);
-                        self.give_back(seg);
-                        return;
-                    }
-                    Err(e) => {
-                        *error = Some(e);
-                        drop(source);
-                        self.halt();
-                        return;
-                    }
+                Next::Failed(e) => {
+                    lock(&self.read_error).get_or_insert(e);
+                    self.halt();
+                    return;
+                }
+                Next::Abandon => {
+                    self.halt();
+                    return;
                 }
             }
             seg.process(aead, seal);
@@ -417,6 +659,10 @@ impl<R: Read, W: Write> Shared<R, W> {
             return;
         };
         if sink.error.is_some() {
+            return;
+        }
+        if sink.finished {
+            self.give_back(seg);
             return;
         }
         sink.held.insert(seg.seq, seg);
@@ -436,24 +682,40 @@ impl<R: Read, W: Write> Shared<R, W> {
                 }
             }
             sink.next_seq += 1;
+            let last = seg.last;
             self.give_back(seg);
+            if last {
+                sink.finished = true;
+                for (_, seg) in std::mem::take(&mut sink.held) {
+                    self.give_back(seg);
+                }
+                return;
+            }
         }
     }
 }
 
-fn run<A, R, W>(aead: &A, seal: bool, input: R, mut output: W, threads: usize) -> io::Result<u64>
+fn run<A, F, W>(aead: &A, seal: bool, feed: &F, mut output: W, threads: usize) -> io::Result<u64>
 where
     A: Aead + Sync,
-    R: Read + Send,
+    F: Feed,
     W: Write + Send,
 {
-    let mut source = Source::new(input);
     if threads <= 1 {
         let mut total = 0u64;
         let mut seg = Segment::new();
-        while source.fill(&mut seg, seal)? {
+        let stop = AtomicBool::new(false);
+        loop {
+            match feed.next(&mut seg, seal, &stop) {
+                Next::Segment => {}
+                Next::End | Next::Abandon => break,
+                Next::Failed(e) => return Err(e),
+            }
             seg.process(aead, seal);
             total += seg.emit(seal, &mut output)?;
+            if seg.last {
+                break;
+            }
         }
         output.flush()?;
         return Ok(total);
@@ -461,10 +723,12 @@ where
 
     let window = (2 * threads.min(MAX_THREADS) + 2).clamp(4, MAX_WINDOW);
     let shared = Shared {
-        source: Mutex::new((source, None)),
+        feed,
+        read_error: Mutex::new(None),
         sink: Mutex::new(Sink {
             output,
             next_seq: 0,
+            finished: false,
             held: BTreeMap::new(),
             written: 0,
             error: None,
@@ -474,8 +738,10 @@ where
         stop: AtomicBool::new(false),
     };
     on_threads(threads, || shared.work(aead, seal));
-    let Shared { source, sink, .. } = shared;
-    let (_, read_error) = source.into_inner().unwrap_or_else(|p| p.into_inner());
+    let Shared {
+        read_error, sink, ..
+    } = shared;
+    let read_error = read_error.into_inner().unwrap_or_else(|p| p.into_inner());
     let mut sink = sink.into_inner().unwrap_or_else(|p| p.into_inner());
     // A write or authentication failure explains a reader that stopped.
     if let Some(e) = sink.error.take() {

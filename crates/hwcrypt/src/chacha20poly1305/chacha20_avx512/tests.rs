@@ -103,6 +103,80 @@ fn ifma_poly1305_matches_scalar() {
     }
 }
 
+/// Keys and blocks built from the radix-2^44 limb edges (0, 1, 2^43,
+/// 2^44 - 1; the top limb's 40 message bits likewise), and the portable
+/// code's middle-limb carry vector (r = 1 + 2^66) at every block position
+/// of a group: the random and all-ones messages above rarely put a lane's
+/// partial sums exactly on a carry boundary.
+#[test]
+fn ifma_poly1305_limb_edges() {
+    if Avx512::new().is_none() {
+        eprintln!("skipped: this CPU lacks {CHACHA20_AVX512_FEATURES:?}");
+        return;
+    }
+    let edges = [0u128, 1, 1 << 43, (1 << 44) - 1];
+    let top = [0u128, 1, 1 << 39, (1 << 40) - 1];
+    let mut blocks = Vec::new();
+    for l0 in edges {
+        for l1 in edges {
+            for l2 in top {
+                blocks.push((l0 | l1 << 44 | l2 << 88).to_le_bytes());
+            }
+        }
+    }
+    let mut keys = Vec::new();
+    for r in [
+        1u128,
+        1 + (1 << 66),
+        (1 << 44) - 1,
+        1 << 44,
+        (1 << 88) - 1,
+        u128::MAX,
+    ] {
+        for s in [0u128, u128::MAX] {
+            let mut key = [0u8; 32];
+            key[..16].copy_from_slice(&r.to_le_bytes());
+            key[16..].copy_from_slice(&s.to_le_bytes());
+            keys.push(key);
+        }
+    }
+    let carry_block = [
+        0x5c, 0x43, 0x79, 0x0d, 0xe5, 0x35, 0x94, 0xd7, 0x87, 0xf2, 0x1a, 0xca, 0x6b, 0x28, 0xaf,
+        0xa1,
+    ];
+    let mut rng = Rng(0x5851_f42d_4c95_7f2d);
+    for (ki, key) in keys.iter().enumerate() {
+        let mut messages = Vec::new();
+        for at in 0..GROUP / 16 {
+            let mut msg = vec![0u8; 2 * GROUP];
+            msg[16 * at..16 * at + 16].copy_from_slice(&carry_block);
+            messages.push(msg);
+        }
+        for b in &blocks {
+            messages.push(b.repeat(GROUP / 16 * 3));
+        }
+        for _ in 0..64 {
+            let n = 8 + (rng.next() % 40) as usize;
+            let msg: Vec<u8> = (0..n)
+                .flat_map(|_| blocks[(rng.next() % blocks.len() as u64) as usize])
+                .collect();
+            messages.push(msg);
+        }
+        for (mi, msg) in messages.iter().enumerate() {
+            let want = reference(key, msg);
+            for lead in [0, 16] {
+                for singles in [0, 1, usize::MAX] {
+                    assert_eq!(
+                        mixed(key, msg, lead, singles),
+                        Some(want),
+                        "key {ki} message {mi} lead {lead} singles {singles}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn radix44_round_trip() {
     for h in [
