@@ -307,10 +307,14 @@ fn open_input(common: &CommonArgs) -> Result<(File, Option<u64>), Failure> {
 }
 
 /// Where a regular file's unread bytes start (standard input redirected
-/// from a file may have been read before): the workers read it from there
-/// at offsets, each its own chunks. None for pipes, terminals and other
-/// inputs that can only be read in order.
-fn positional_start(input: &mut File, len: Option<u64>) -> Option<u64> {
+/// from a file may have been read before): several workers read it from
+/// there at offsets, each its own chunks. None for pipes, terminals and
+/// other inputs that can only be read in order, and for one thread (which
+/// reads in order, a segment per `readv`).
+fn positional_start(input: &mut File, len: Option<u64>, threads: usize) -> Option<u64> {
+    if threads <= 1 {
+        return None;
+    }
     len?;
     input.stream_position().ok()
 }
@@ -563,7 +567,7 @@ fn encrypt(args: &EncryptArgs) -> Result<(), Failure> {
     }
     let encryptor = Encryptor::with_recipients(recipients)?;
     let mut input = input;
-    let start = positional_start(&mut input, len);
+    let start = positional_start(&mut input, len, threads);
     let bar = progress_bar(&args.common, len);
     let source = (&input, start, &bar);
     if args.armor {
@@ -662,7 +666,7 @@ fn decrypt(args: &DecryptArgs) -> Result<(), Failure> {
         &shown_bar,
     )?;
     let (mut input, len) = open_input(&args.common)?;
-    let start = positional_start(&mut input, len);
+    let start = positional_start(&mut input, len, threads);
     let mut output = Output::open(&args.common, false)?;
     let bar = progress_bar(&args.common, len);
     if let Some(bar) = &bar {
