@@ -125,8 +125,8 @@ macro_rules! chacha_sealer {
 chacha_sealer!(RustChaCha, 12, "Nonce must be 12 bytes");
 chacha_sealer!(RustXChaCha, 24, "Nonce must be 24 bytes");
 
-/// Runs `f` with the GIL released when the message is long enough for the
-/// hand-off to pay.
+/// Runs `f` with the GIL released when the call's work (message and
+/// associated data) is long enough for the hand-off to pay.
 fn maybe_detach<T: Send>(py: Python<'_>, len: usize, f: impl FnOnce() -> T + Send) -> T {
     if len >= DETACH_MIN { py.detach(f) } else { f() }
 }
@@ -180,20 +180,20 @@ fn encrypt<'py, S: Sealer>(
     let args = Args::new(nonce, data, aad)?;
     args.check(key, true)?;
     let (nonce, data, aad) = (args.nonce.as_slice(), args.data.as_slice(), args.aad());
+    let work = data.len() + aad.len();
     if S::ONE_PASS {
         // The result cleared (writes only) instead of a copy of the input
         // (reads and writes): the kernel reads the input itself.
-        return PyBytes::new_with(py, data.len() + TAG, |out| {
+        return new_bytes(py, &[], data.len() + TAG, work, |out| {
             let (body, tag) = out.split_at_mut(data.len());
-            let t = maybe_detach(py, data.len(), || key.seal_to(nonce, aad, data, body))
-                .map_err(to_py)?;
+            let t = key.seal_to(nonce, aad, data, body).map_err(to_py)?;
             tag.copy_from_slice(&t);
             Ok(())
         });
     }
-    new_bytes(py, data, TAG, |out| {
+    new_bytes(py, data, TAG, work, |out| {
         let (body, tag) = out.split_at_mut(data.len());
-        let t = maybe_detach(py, data.len(), || key.seal(nonce, aad, body)).map_err(to_py)?;
+        let t = key.seal(nonce, aad, body).map_err(to_py)?;
         tag.copy_from_slice(&t);
         Ok(())
     })
@@ -213,13 +213,14 @@ fn decrypt<'py, S: Sealer>(
         return Err(invalid_tag(py));
     }
     let (body, tag) = data.split_at(data.len() - TAG);
+    let work = data.len() + aad.len();
     if S::ONE_PASS {
-        return PyBytes::new_with(py, body.len(), |out| {
-            maybe_detach(py, body.len(), || key.open_to(nonce, aad, body, tag, out)).map_err(to_py)
+        return new_bytes(py, &[], body.len(), work, |out| {
+            key.open_to(nonce, aad, body, tag, out).map_err(to_py)
         });
     }
-    new_bytes(py, body, 0, |out| {
-        maybe_detach(py, body.len(), || key.open(nonce, aad, out, tag)).map_err(to_py)
+    new_bytes(py, body, 0, work, |out| {
+        key.open(nonce, aad, out, tag).map_err(to_py)
     })
 }
 
@@ -244,7 +245,8 @@ fn encrypt_into<'py, S: Sealer>(
     let inputs = [Some(&args.nonce), Some(&args.data), args.aad.as_ref()];
     out.with(inputs, |[nonce, input, aad], out| {
         let (body, tag) = out.split_at_mut(len);
-        let t = maybe_detach(py, len, || key.seal_to(nonce, aad, input, body)).map_err(to_py)?;
+        let work = len + aad.len();
+        let t = maybe_detach(py, work, || key.seal_to(nonce, aad, input, body)).map_err(to_py)?;
         tag.copy_from_slice(&t);
         Ok(len + TAG)
     })
@@ -280,7 +282,8 @@ fn decrypt_into<'py, S: Sealer>(
         // other thread may read the buffer (docs/python.md). A private
         // buffer and a copy cost more than half the speed (measured
         // 2026-11-29: 3.2 against 7.4 GB/s at 16 KiB).
-        maybe_detach(py, len, || key.open_to(nonce, aad, body, tag, out)).map_err(to_py)?;
+        let work = len + aad.len();
+        maybe_detach(py, work, || key.open_to(nonce, aad, body, tag, out)).map_err(to_py)?;
         Ok(len - TAG)
     })
 }

@@ -85,7 +85,7 @@ fn age_decrypt<'py>(
     let ids = self::identities(&identities, passphrase)?;
     let d = data.as_slice();
     let out = py
-        .detach(|| -> hwcrypt_age::Result<Vec<u8>> {
+        .detach(|| -> hwcrypt_age::Result<zeroize::Zeroizing<Vec<u8>>> {
             let binary;
             let file = if armor::is_armored(d) {
                 binary = armor::decode_armor(d)?;
@@ -94,8 +94,11 @@ fn age_decrypt<'py>(
                 d
             };
             let refs: Vec<&dyn Identity> = ids.iter().map(|b| b.as_ref()).collect();
-            let mut out = Vec::with_capacity(file.len());
-            Decryptor::new(file)?.decrypt_parallel(&refs, &mut out, threads())?;
+            // Never reallocated (the plaintext is shorter than the file),
+            // so no copy of it is left behind; wiped once Python has its own
+            // (or when a later chunk fails).
+            let mut out = zeroize::Zeroizing::new(Vec::with_capacity(file.len()));
+            Decryptor::new(file)?.decrypt_parallel(&refs, &mut *out, threads())?;
             Ok(out)
         })
         .map_err(age_err)?;

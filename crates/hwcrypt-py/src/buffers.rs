@@ -14,7 +14,7 @@
 #![allow(unsafe_code)]
 
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::{PyBufferError, PyTypeError};
+use pyo3::exceptions::{PyBufferError, PyException, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -37,7 +37,14 @@ impl<'py> Input<'py> {
         if let Ok(b) = obj.cast::<PyBytes>() {
             return Ok(Input::Bytes(b.clone()));
         }
-        let buffer = PyBuffer::<u8>::get(obj).map_err(|_| {
+        let buffer = PyBuffer::<u8>::get(obj).map_err(|e| {
+            // An `Exception` (not a buffer, a released memoryview, ...)
+            // becomes `cryptography`'s TypeError; a `BaseException` that is
+            // not one (KeyboardInterrupt from a `__buffer__`, SystemExit)
+            // goes on as it is.
+            if !e.is_instance_of::<PyException>(obj.py()) {
+                return e;
+            }
             PyTypeError::new_err(format!(
                 "argument '{what}': Cannot convert \"{}\" instance to a buffer.",
                 obj.get_type()
@@ -99,7 +106,10 @@ impl Output {
     /// `obj` as a writable, contiguous byte buffer (`TypeError` otherwise,
     /// as `cryptography`).
     pub fn new(obj: &Bound<'_, PyAny>) -> PyResult<Output> {
-        let buffer = PyBuffer::<u8>::get(obj).map_err(|_| {
+        let buffer = PyBuffer::<u8>::get(obj).map_err(|e| {
+            if !e.is_instance_of::<PyException>(obj.py()) {
+                return e;
+            }
             PyTypeError::new_err("argument 'buf': Cannot convert the object to a buffer.")
         })?;
         if buffer.readonly() {
@@ -162,12 +172,17 @@ impl Output {
 /// A new `bytes` of `prefix.len() + extra` bytes that starts as a copy of
 /// `prefix` (the rest zero), finished by `f` before Python sees it. Unlike
 /// `PyBytes::new_with`, the memory is not cleared first (one pass over the
-/// message fewer: a megabyte message is out of L2).
+/// message fewer: a megabyte message is out of L2). The copy, the zeros and
+/// `f` run with the GIL released when `work` (the bytes the call
+/// processes: the message and its associated data) is at least
+/// [`DETACH_MIN`]: only the allocation needs the interpreter, and nothing
+/// else can reach the object before this returns it.
 pub fn new_bytes<'py>(
     py: Python<'py>,
     prefix: &[u8],
     extra: usize,
-    f: impl FnOnce(&mut [u8]) -> PyResult<()>,
+    work: usize,
+    f: impl FnOnce(&mut [u8]) -> PyResult<()> + Send,
 ) -> PyResult<Bound<'py, PyBytes>> {
     use pyo3::ffi;
     let len = prefix.len() + extra;
@@ -181,17 +196,45 @@ pub fn new_bytes<'py>(
         Bound::from_owned_ptr_or_err(py, ffi::PyBytes_FromStringAndSize(core::ptr::null(), size))?
             .cast_into_unchecked::<PyBytes>()
     };
-    // SAFETY: the object was just made and no other code has a reference
-    // to it, so its `len` bytes are ours to write; `buf` points at them.
-    // They are all initialised (the copy of `prefix`, then zeros) before the
-    // slice is made.
-    let out = unsafe {
-        let buf = ffi::PyBytes_AsString(bytes.as_ptr()).cast::<u8>();
-        core::ptr::copy_nonoverlapping(prefix.as_ptr(), buf, prefix.len());
-        core::ptr::write_bytes(buf.add(prefix.len()), 0, extra);
-        core::slice::from_raw_parts_mut(buf, len)
+    // SAFETY: the GIL is held; `bytes` is a bytes object.
+    let buf = Unshared(unsafe { ffi::PyBytes_AsString(bytes.as_ptr()).cast::<u8>() });
+    let fill = move || {
+        let buf = buf.get();
+        // SAFETY: the object was just made and no other code has a
+        // reference to it (it is not returned until this closure is done,
+        // and the GIL, released or not, does not hand it to anyone), so its
+        // `len` bytes at `buf` are ours to write, with or without the GIL;
+        // they are all initialised (the copy of `prefix`, then zeros)
+        // before the slice is made.
+        let out = unsafe {
+            core::ptr::copy_nonoverlapping(prefix.as_ptr(), buf, prefix.len());
+            core::ptr::write_bytes(buf.add(prefix.len()), 0, extra);
+            core::slice::from_raw_parts_mut(buf, len)
+        };
+        f(out)
     };
-    // On an error `bytes` is dropped here and freed: Python never sees it.
-    f(out)?;
+    // On an error `bytes` is dropped and freed: Python never sees it.
+    if work >= DETACH_MIN {
+        py.detach(fill)?;
+    } else {
+        fill()?;
+    }
     Ok(bytes)
+}
+
+/// The storage of a `bytes` object no other code can reach yet: written
+/// from the thread that made it, with the GIL released.
+struct Unshared(*mut u8);
+
+// SAFETY: the pointer is only written through by the one closure that
+// receives it, while the thread that made the object waits for it (see
+// `new_bytes`): never by two threads at once.
+unsafe impl Send for Unshared {}
+
+impl Unshared {
+    /// The pointer (a method, so that a closure captures the whole value,
+    /// which is `Send`, not its raw-pointer field).
+    fn get(self) -> *mut u8 {
+        self.0
+    }
 }

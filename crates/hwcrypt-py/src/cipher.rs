@@ -5,7 +5,7 @@
 //! messages. The Python side (`hwcrypt/ciphers.py`) checks the arguments
 //! and messages as `cryptography` does before it makes a context.
 
-use crate::buffers::{DETACH_MIN, Input, Output};
+use crate::buffers::{DETACH_MIN, Input, Output, new_bytes};
 use crate::errors::{AlreadyFinalized, AlreadyUpdated, NotYetFinalized, to_py};
 use hwcrypt::aes::Aes;
 use hwcrypt::gcm::{AesGcm, AesGcmStream};
@@ -119,34 +119,29 @@ impl State {
     }
 
     /// Processes `input` into `out` (`out.len() == self.out_len(input.len())`).
-    fn update(&mut self, py: Python<'_>, input: &[u8], out: &mut [u8]) -> PyResult<()> {
+    /// No Python calls: the caller may run it with the GIL released.
+    fn update(&mut self, input: &[u8], out: &mut [u8]) -> PyResult<()> {
         let enc = self.encrypt;
         match &mut self.mode {
-            Mode::Ctr(ctr) => {
-                run(py, input.len(), || ctr.apply_keystream_to(input, out)).map_err(to_py)
-            }
+            Mode::Ctr(ctr) => ctr.apply_keystream_to(input, out).map_err(to_py),
             Mode::Cbc(cbc, pending) => {
                 if stage(pending, input, out) {
-                    run(py, out.len(), || {
-                        if enc {
-                            cbc.encrypt(out)
-                        } else {
-                            cbc.decrypt(out)
-                        }
-                    })
+                    if enc {
+                        cbc.encrypt(out)
+                    } else {
+                        cbc.decrypt(out)
+                    }
                     .map_err(to_py)?;
                 }
                 Ok(())
             }
             Mode::Ecb(ecb, pending) => {
                 if stage(pending, input, out) {
-                    run(py, out.len(), || {
-                        if enc {
-                            ecb.encrypt(out)
-                        } else {
-                            ecb.decrypt(out)
-                        }
-                    })
+                    if enc {
+                        ecb.encrypt(out)
+                    } else {
+                        ecb.decrypt(out)
+                    }
                     .map_err(to_py)?;
                 }
                 Ok(())
@@ -163,25 +158,21 @@ impl State {
                     ));
                 }
                 let tweak = *tweak;
-                run(py, input.len(), || {
-                    if enc {
-                        xts.encrypt_to(&tweak, input, out)
-                    } else {
-                        xts.decrypt_to(&tweak, input, out)
-                    }
-                })
+                if enc {
+                    xts.encrypt_to(&tweak, input, out)
+                } else {
+                    xts.decrypt_to(&tweak, input, out)
+                }
                 .map_err(to_py)
             }
             Mode::Gcm(g) => {
                 g.updated = true;
                 let stream = &mut g.stream;
-                run(py, input.len(), || {
-                    if enc {
-                        stream.encrypt_to(input, out)
-                    } else {
-                        stream.decrypt_to(input, out)
-                    }
-                })
+                if enc {
+                    stream.encrypt_to(input, out)
+                } else {
+                    stream.decrypt_to(input, out)
+                }
                 .map_err(|e| match e {
                     // `cryptography`'s ValueError for the GCM limit.
                     hwcrypt::Error::MessageTooLong { .. } => {
@@ -270,7 +261,8 @@ impl CipherContext {
         }
         let data = input.as_slice();
         let n = st.out_len(data.len());
-        PyBytes::new_with(py, n, |out| st.update(py, data, out))
+        let state: &mut State = &mut st;
+        new_bytes(py, &[], n, data.len(), |out| state.update(data, out))
     }
 
     /// As `update`, into `buf` (at least `len(data)` bytes, `len(data) + 15`
@@ -295,8 +287,9 @@ impl CipherContext {
             )));
         }
         let n = st.out_len(len);
+        let state: &mut State = &mut st;
         out.with([Some(&input)], |[data], out| {
-            st.update(py, data, &mut out[..n])
+            run(py, len, || state.update(data, &mut out[..n]))
         })?;
         Ok(n)
     }
@@ -333,9 +326,11 @@ impl CipherContext {
                     ));
                 }
             }
+            // AttributeError, as `cryptography`, whose other contexts have
+            // no such method.
             _ => {
-                return Err(PyValueError::new_err(
-                    "finalize_with_tag is only for GCM decryption",
+                return Err(PyAttributeError::new_err(
+                    "finalize_with_tag is only for GCM decryption contexts",
                 ));
             }
         }
@@ -344,7 +339,11 @@ impl CipherContext {
     }
 
     /// GCM: associated data, before any `update`.
-    fn authenticate_additional_data(&self, data: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn authenticate_additional_data(
+        &self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         let input = Input::new("data", data)?;
         let mut st = lock(self)?;
         if st.finalized {
@@ -357,15 +356,18 @@ impl CipherContext {
                         "Update has been called on this context.",
                     ));
                 }
-                g.stream.aad(input.as_slice()).map_err(|e| match e {
+                let (stream, aad) = (&mut g.stream, input.as_slice());
+                run(py, aad.len(), || stream.aad(aad)).map_err(|e| match e {
                     hwcrypt::Error::MessageTooLong { .. } => {
                         PyValueError::new_err("Exceeded maximum associated data byte limit")
                     }
                     e => to_py(e),
                 })
             }
-            _ => Err(PyValueError::new_err(
-                "authenticate_additional_data is only for GCM",
+            // AttributeError, as `cryptography`'s non-AEAD contexts have no
+            // such method.
+            _ => Err(PyAttributeError::new_err(
+                "authenticate_additional_data is only for GCM contexts",
             )),
         }
     }
@@ -457,8 +459,8 @@ fn detached_bytes<'py>(
     data: &[u8],
     f: impl FnOnce(&[u8], &mut [u8]) -> hwcrypt::Result<()> + Send,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    PyBytes::new_with(py, data.len(), |out| {
-        run(py, data.len(), || f(data, out)).map_err(to_py)
+    new_bytes(py, &[], data.len(), data.len(), |out| {
+        f(data, out).map_err(to_py)
     })
 }
 
@@ -532,7 +534,9 @@ fn aes_cbc_decrypt<'py>(
     let (mut cbc, data) = cbc_parts(key, iv, data)?;
     let d = data.as_slice();
     if padding {
-        let out = run(py, d.len(), || cbc.decrypt_padded(d)).map_err(to_py)?;
+        // The plaintext's private copy is wiped once Python has its own.
+        let out =
+            zeroize::Zeroizing::new(run(py, d.len(), || cbc.decrypt_padded(d)).map_err(to_py)?);
         return Ok(PyBytes::new(py, &out));
     }
     detached_bytes(py, d, |i, o| cbc.decrypt_to(i, o))
@@ -616,9 +620,14 @@ fn aes_xts_decrypt<'py>(
 #[pyfunction]
 fn pkcs7_pad<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
     let data = Input::new("data", data)?;
-    let mut out = data.as_slice().to_vec();
-    padding::pkcs7_pad(&mut out, BLOCK).map_err(to_py)?;
-    Ok(PyBytes::new(py, &out))
+    let d = data.as_slice();
+    // Written straight into the new `bytes` (no private copy of the
+    // plaintext to wipe): `n` bytes of value `n`, 1 <= n <= 16.
+    let pad = BLOCK - d.len() % BLOCK;
+    new_bytes(py, d, pad, d.len(), |out| {
+        out[d.len()..].fill(pad as u8);
+        Ok(())
+    })
 }
 
 /// See [`pkcs7_pad`]; `ValueError("Invalid padding bytes.")` on bad padding.

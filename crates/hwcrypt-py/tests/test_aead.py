@@ -153,3 +153,37 @@ def test_into_with_nonce_or_aad_inside_the_output_buffer(rng):
             mv = memoryview(out)
             a.decrypt_into(mv[:12], ct, None, mv)
             assert bytes(out) == data
+
+
+@pytest.mark.parametrize("name,key_len,nonce_len", list(cases()))
+def test_long_associated_data_short_message(rng, name, key_len, nonce_len):
+    """Review 2026-11-29: the GIL is released by the call's whole work
+    (message and associated data), so a megabyte of associated data with a
+    short message runs detached too; the bytes are the same."""
+    ours, theirs = getattr(hwcrypt, name), getattr(c_aead, name)
+    key = rbytes(rng, key_len)
+    a, b = ours(key), theirs(key)
+    for n, ad_len in [(0, 1 << 20), (10, 5000), (4095, 1), (3, 4093)]:
+        nonce, data, ad = rbytes(rng, nonce_len), rbytes(rng, n), rbytes(rng, ad_len)
+        ct = a.encrypt(nonce, data, ad)
+        assert ct == b.encrypt(nonce, data, ad)
+        assert a.decrypt(nonce, ct, ad) == data
+        out = bytearray(n + 16)
+        assert a.encrypt_into(nonce, data, ad, out) == n + 16 and out == ct
+        back = bytearray(n)
+        assert a.decrypt_into(nonce, ct, ad, back) == n and back == data
+
+
+def test_gcm_context_long_associated_data(rng):
+    key, iv = rbytes(rng, 16), rbytes(rng, 12)
+    ad = rbytes(rng, 1 << 20)
+    from cryptography.hazmat.primitives.ciphers import Cipher as CCipher
+    from cryptography.hazmat.primitives.ciphers import algorithms as c_alg
+    from cryptography.hazmat.primitives.ciphers import modes as c_modes
+
+    ours = hwcrypt.Cipher(hwcrypt.algorithms.AES(key), hwcrypt.modes.GCM(iv)).encryptor()
+    theirs = CCipher(c_alg.AES(key), c_modes.GCM(iv)).encryptor()
+    ours.authenticate_additional_data(ad)
+    theirs.authenticate_additional_data(ad)
+    assert ours.update(b"abc") + ours.finalize() == theirs.update(b"abc") + theirs.finalize()
+    assert ours.tag == theirs.tag

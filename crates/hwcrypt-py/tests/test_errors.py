@@ -260,3 +260,61 @@ def test_tag_attribute_as_cryptography():
     a = hwcrypt.Cipher(hwcrypt.algorithms.AES(key), hwcrypt.modes.GCM(iv[:12])).encryptor()
     b = CCipher(c_alg.AES(key), c_modes.GCM(iv[:12])).encryptor()
     same(lambda: a.tag, lambda: b.tag)
+
+
+def test_review_2026_11_29_methods_other_contexts_lack():
+    """Found in review: `finalize_with_tag` on an encryption or non-GCM
+    context and `authenticate_additional_data` on a non-GCM one raised
+    ValueError; `cryptography`'s contexts have no such method
+    (AttributeError), so `except AttributeError` code saw a different type."""
+    key, iv = K16, b"\0" * 12
+    gcm = (hwcrypt.Cipher(hwcrypt.algorithms.AES(key), hwcrypt.modes.GCM(iv)),
+           CCipher(c_alg.AES(key), c_modes.GCM(iv)))
+    cbc = (hwcrypt.Cipher(hwcrypt.algorithms.AES(key), hwcrypt.modes.CBC(b"\0" * 16)),
+           CCipher(c_alg.AES(key), c_modes.CBC(b"\0" * 16)))
+    ctr = (hwcrypt.Cipher(hwcrypt.algorithms.AES(key), hwcrypt.modes.CTR(b"\0" * 16)),
+           CCipher(c_alg.AES(key), c_modes.CTR(b"\0" * 16)))
+    a, b = gcm[0].encryptor(), gcm[1].encryptor()
+    same(lambda: a.finalize_with_tag(b"\0" * 16), lambda: b.finalize_with_tag(b"\0" * 16))
+    for ours, theirs in (cbc, ctr):
+        for make in ("encryptor", "decryptor"):
+            a, b = getattr(ours, make)(), getattr(theirs, make)()
+            assert outcome(lambda: a.finalize_with_tag(b"\0" * 16)) == "AttributeError"
+            same(lambda: a.finalize_with_tag(b"\0" * 16), lambda: b.finalize_with_tag(b"\0" * 16))
+            same(lambda: a.authenticate_additional_data(b"x"),
+                 lambda: b.authenticate_additional_data(b"x"))
+
+
+class _RaisingBuffer:
+    """An object whose buffer export raises an exception that is not a
+    TypeError."""
+
+    def __init__(self, exc):
+        self.exc = exc
+
+    def __buffer__(self, flags):
+        raise self.exc
+
+
+def test_review_2026_11_29_buffer_export_errors_pass_through():
+    """Found in review: a KeyboardInterrupt raised by a `__buffer__` became
+    TypeError (a swallowed Ctrl-C). Exceptions still become TypeError, as in
+    `cryptography` (a released memoryview's ValueError too); a
+    BaseException that is not an Exception goes on as it is. (`__buffer__`
+    on a Python class works from CPython 3.12.)"""
+    import sys
+
+    aead = hwcrypt.ChaCha20Poly1305(K32)
+    theirs = c_aead.ChaCha20Poly1305(K32)
+    gone = memoryview(b"abc")
+    gone.release()
+    assert outcome(lambda: aead.encrypt(b"n" * 12, gone, None)) == "TypeError"
+    same(lambda: aead.encrypt(b"n" * 12, gone, None), lambda: theirs.encrypt(b"n" * 12, gone, None))
+    with pytest.raises(TypeError):
+        aead.encrypt(b"n" * 12, object(), None)
+    if sys.version_info >= (3, 12):
+        for exc in (KeyboardInterrupt(), SystemExit(3)):
+            with pytest.raises(type(exc)):
+                aead.encrypt(b"n" * 12, _RaisingBuffer(exc), None)
+        with pytest.raises(TypeError):
+            aead.encrypt(b"n" * 12, _RaisingBuffer(MemoryError()), None)
