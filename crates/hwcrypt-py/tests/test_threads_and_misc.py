@@ -192,3 +192,17 @@ def test_age_stream_file_errors_pass_through():
     out = io.BytesIO()
     hwcrypt.age.decrypt_stream(Trickle(f), out, [secret])
     assert out.getvalue() == b"hello" * 1000
+
+
+def test_review_2026_11_29_age_keys_given_as_bytes():
+    """Found in review: recipients or identities given as bytes (a key file
+    read in binary mode) raised "'int' object is not an instance of 'str'";
+    now a TypeError that says what was expected."""
+    secret, recipient = hwcrypt.age.keygen()
+    for bad in (recipient.encode(), [recipient.encode()], 5):
+        with pytest.raises(TypeError, match="str"):
+            hwcrypt.age.encrypt(b"hi", bad)
+    sealed = hwcrypt.age.encrypt(b"hi", (recipient,))
+    with pytest.raises(TypeError, match="decode the key text"):
+        hwcrypt.age.decrypt(sealed, secret.encode())
+    assert hwcrypt.age.decrypt(sealed, [secret]) == b"hi"

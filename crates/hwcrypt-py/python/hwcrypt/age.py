@@ -18,15 +18,36 @@ from ._hwcrypt import (
 )
 
 
+def _strings(value, what):
+    """``value`` (a ``str`` or an iterable of them) as a list of ``str``;
+    a readable TypeError for bytes (a common slip: keys read from a file in
+    binary mode) and other types."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{what} must be str or a list of str, not bytes (decode the key text)")
+    try:
+        items = list(value)
+    except TypeError:
+        raise TypeError(
+            f"{what} must be str or a list of str, not {type(value).__name__}"
+        ) from None
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(
+                f"each of {what} must be str, not {type(item).__name__}"
+                + (" (decode the key text)" if isinstance(item, (bytes, bytearray)) else "")
+            )
+    return items
+
+
 def encrypt(data, recipients=(), *, passphrase=None, armor=False):
     """Encrypts ``data`` (bytes-like, or a binary file object, read whole)
     to ``recipients``, or to a ``passphrase`` (scrypt); returns the age
     file as ``bytes`` (PEM-armored text with ``armor=True``)."""
     if hasattr(data, "read"):
         data = data.read()
-    if isinstance(recipients, str):
-        recipients = [recipients]
-    return age_encrypt(data, list(recipients), passphrase, armor)
+    return age_encrypt(data, _strings(recipients, "recipients"), passphrase, armor)
 
 
 def decrypt(data, identities=(), *, passphrase=None):
@@ -36,18 +57,14 @@ def decrypt(data, identities=(), *, passphrase=None):
     truncated or altered file."""
     if hasattr(data, "read"):
         data = data.read()
-    if isinstance(identities, str):
-        identities = [identities]
-    return age_decrypt(data, list(identities), passphrase)
+    return age_decrypt(data, _strings(identities, "identities"), passphrase)
 
 
 def encrypt_stream(src, dst, recipients=(), *, passphrase=None, armor=False):
     """Encrypts the binary file object ``src`` (read to its end, a megabyte
     at a time) into the binary file object ``dst``: memory stays bounded
     whatever the size. Returns the plaintext bytes read."""
-    if isinstance(recipients, str):
-        recipients = [recipients]
-    return age_encrypt_stream(src, dst, list(recipients), passphrase, armor)
+    return age_encrypt_stream(src, dst, _strings(recipients, "recipients"), passphrase, armor)
 
 
 def decrypt_stream(src, dst, identities=(), *, passphrase=None):
@@ -55,9 +72,7 @@ def decrypt_stream(src, dst, identities=(), *, passphrase=None):
     time, each chunk written only after its tag verified. On ``AgeError``
     the chunks before the bad one were written: discard ``dst`` (write to a
     temporary file and rename it on success). Returns the bytes written."""
-    if isinstance(identities, str):
-        identities = [identities]
-    return age_decrypt_stream(src, dst, list(identities), passphrase)
+    return age_decrypt_stream(src, dst, _strings(identities, "identities"), passphrase)
 
 
 def keygen(post_quantum=False):
