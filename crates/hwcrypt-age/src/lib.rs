@@ -312,7 +312,11 @@ impl<R: BufRead> Decryptor<R> {
         threads: usize,
     ) -> Result<u64> {
         let file_key = self.unwrap_file_key(identities)?;
-        let at = offset + self.header_len as u64;
+        let past = || Error::header("the file's offsets run past 2^64 - 1");
+        let at = offset
+            .checked_add(self.header_len as u64)
+            .ok_or_else(past)?;
+        let payload = at.checked_add(16).ok_or_else(past)?;
         let mut nonce = [0u8; 16];
         let mut got = 0;
         while got < nonce.len() {
@@ -325,11 +329,7 @@ impl<R: BufRead> Decryptor<R> {
         }
         let key = primitives::payload_key(&file_key, &nonce)?;
         Ok(hwcrypt::stream::open_parallel_at(
-            &key,
-            input,
-            at + 16,
-            output,
-            threads,
+            &key, input, payload, output, threads,
         )?)
     }
 }

@@ -1141,3 +1141,101 @@ fn retried_reads_resume_the_chunk() {
         }
     }
 }
+
+/// A `Read` whose `at`-th call fails (after a pause, so that other workers
+/// queue on the input's lock), then goes on giving data.
+struct FlakyRead {
+    data: Vec<u8>,
+    pos: usize,
+    calls: usize,
+    at: usize,
+}
+
+impl Read for FlakyRead {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.calls += 1;
+        if self.calls == self.at {
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            return Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "flaky"));
+        }
+        let n = buf.len().min(self.data.len() - self.pos).min(100_000);
+        buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+/// Found in review (2026-11-29): after a read error on the locked input, a
+/// worker already waiting for the lock read on (the failed fill had
+/// consumed input without numbering a segment): sealing wrote a wrong
+/// segment, opening reported a chunk authentication failure instead of the
+/// I/O error. The run now stops under the lock.
+#[test]
+fn a_read_error_stops_every_worker() {
+    let key = chacha();
+    let msg = data(40 * C + 9);
+    let sealed = seal_seq(key.clone(), &msg, 4096);
+    for threads in [2, 3, 4] {
+        for at in [2, 5, 12, 13, 20] {
+            let input = FlakyRead {
+                data: msg.clone(),
+                pos: 0,
+                calls: 0,
+                at,
+            };
+            let mut out = Vec::new();
+            let err = seal_parallel(&key, input, &mut out, threads).unwrap_err();
+            assert_eq!(
+                err.kind(),
+                std::io::ErrorKind::TimedOut,
+                "{threads} {at}: {err}"
+            );
+            assert!(
+                sealed.starts_with(&out),
+                "seal {threads} {at}: wrote other bytes"
+            );
+            let input = FlakyRead {
+                data: sealed.clone(),
+                pos: 0,
+                calls: 0,
+                at,
+            };
+            let mut plain = Vec::new();
+            let err = open_parallel(&key, input, &mut plain, threads).unwrap_err();
+            assert_eq!(
+                err.kind(),
+                std::io::ErrorKind::TimedOut,
+                "{threads} {at}: {err}"
+            );
+            assert!(msg.starts_with(&plain));
+        }
+    }
+}
+
+/// Found in review (2026-11-29): offsets near `u64::MAX` overflowed (a
+/// panic with overflow checks, a wrap without). Now `InvalidInput`.
+#[test]
+fn offsets_past_the_largest_are_an_error() {
+    struct Endless;
+    impl ReadAt for Endless {
+        fn read_at(&self, buf: &mut [u8], _offset: u64) -> std::io::Result<usize> {
+            buf.fill(7);
+            Ok(buf.len())
+        }
+    }
+    let key = chacha();
+    for threads in [1, 2, 4] {
+        for base in [u64::MAX - 5, u64::MAX - 16 * C as u64] {
+            let err = seal_parallel_at(&key, &Endless, base, std::io::sink(), threads).unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{err}");
+            let err = open_parallel_at(&key, &Endless, base, std::io::sink(), threads).unwrap_err();
+            assert!(
+                matches!(
+                    err.kind(),
+                    std::io::ErrorKind::InvalidInput | std::io::ErrorKind::InvalidData
+                ),
+                "{err}"
+            );
+        }
+    }
+}

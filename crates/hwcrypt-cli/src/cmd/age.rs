@@ -411,17 +411,31 @@ impl<R: BufRead> BufRead for Progress<R> {
     }
 }
 
-/// Moves the file position of an input read at offsets to its end, where
-/// reading it in order would have left it (it matters for standard input
-/// shared with the commands after this one).
-fn leave_at_end(mut input: &File) {
-    let _ = input.seek(io::SeekFrom::End(0));
-}
-
-/// Counts bytes read at offsets into a progress bar.
+/// Counts bytes read at offsets into a progress bar, and keeps the end of
+/// the furthest read.
 struct ProgressAt<'a> {
     inner: &'a File,
     bar: Option<ProgressBar>,
+    furthest: std::sync::atomic::AtomicU64,
+}
+
+impl<'a> ProgressAt<'a> {
+    /// Reading starts at `start`.
+    fn new(inner: &'a File, start: u64, bar: &Option<ProgressBar>) -> ProgressAt<'a> {
+        ProgressAt {
+            inner,
+            bar: bar.clone(),
+            furthest: start.into(),
+        }
+    }
+
+    /// Moves the file position to where reading in order would have left
+    /// it, the end of what was read (it matters for standard input shared
+    /// with the commands after this one).
+    fn leave_after_what_was_read(&self) {
+        let end = self.furthest.load(std::sync::atomic::Ordering::Relaxed);
+        let _ = (&mut &*self.inner).seek(io::SeekFrom::Start(end));
+    }
 }
 
 impl ReadAt for ProgressAt<'_> {
@@ -429,6 +443,12 @@ impl ReadAt for ProgressAt<'_> {
         let n = self.inner.read_at(buf, offset)?;
         if let Some(bar) = &self.bar {
             bar.inc(n as u64);
+        }
+        if n > 0 {
+            self.furthest.fetch_max(
+                offset.saturating_add(n as u64),
+                std::sync::atomic::Ordering::Relaxed,
+            );
         }
         Ok(n)
     }
@@ -470,12 +490,9 @@ fn encrypt_from<W: Write + Send>(
 ) -> Result<(), Failure> {
     match start {
         Some(offset) => {
-            let input = ProgressAt {
-                inner: input,
-                bar: bar.clone(),
-            };
+            let input = ProgressAt::new(input, offset, bar);
             encryptor.encrypt_parallel_at(&input, offset, output, threads)?;
-            leave_at_end(input.inner);
+            input.leave_after_what_was_read();
         }
         None => {
             let input = Progress {
@@ -710,12 +727,9 @@ fn decrypt(args: &DecryptArgs) -> Result<(), Failure> {
         // The payload of a binary age file read at offsets (the header was
         // read through the buffer above, from `offset`).
         Some(offset) if !armored => {
-            let payload = ProgressAt {
-                inner: &input,
-                bar: bar.clone(),
-            };
+            let payload = ProgressAt::new(&input, offset, &bar);
             decryptor.decrypt_parallel_at(&ids, &payload, offset, output.writer(), threads)?;
-            leave_at_end(&input);
+            payload.leave_after_what_was_read();
         }
         _ => {
             decryptor.decrypt_parallel(&ids, output.writer(), threads)?;

@@ -180,7 +180,8 @@ fn read_vectored_full<R: Read + ?Sized>(
 }
 
 /// An input several threads can read at any offset at once: a regular file
-/// (`pread`, which leaves the file position alone) or bytes in memory.
+/// (on Unix `pread`, which leaves the file position alone; on Windows
+/// `seek_read`, which moves it) or bytes in memory.
 pub trait ReadAt: Sync {
     /// Reads into `buf` from `offset` of the input; returns the bytes read
     /// (0 at or past the end; fewer than asked is allowed anywhere, as with
@@ -223,7 +224,10 @@ impl<T: ReadAt + ?Sized> ReadAt for &T {
 fn read_full_at<I: ReadAt + ?Sized>(input: &I, buf: &mut [u8], offset: u64) -> io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
-        match input.read_at(&mut buf[n..], offset + n as u64) {
+        let at = offset
+            .checked_add(n as u64)
+            .ok_or_else(past_the_last_offset)?;
+        match input.read_at(&mut buf[n..], at) {
             Ok(0) => break,
             Ok(k) => n += k,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -231,6 +235,14 @@ fn read_full_at<I: ReadAt + ?Sized>(input: &I, buf: &mut [u8], offset: u64) -> i
         }
     }
     Ok(n)
+}
+
+/// An offset beyond `u64::MAX` (a `base` near it).
+fn past_the_last_offset() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "the input's offsets run past 2^64 - 1",
+    )
 }
 
 /// What a worker got when it asked for the next segment.
@@ -270,7 +282,14 @@ impl<R: Read + Send> Feed for Sequential<R> {
         match source.fill(seg, seal) {
             Ok(true) => Next::Segment,
             Ok(false) => Next::End,
-            Err(e) => Next::Failed(e),
+            Err(e) => {
+                // Set under the lock: a failed fill may have consumed input
+                // (and the carried byte) without numbering a segment, so no
+                // other worker may read on after it (review 2026-11-29: one
+                // did, and sealed the wrong bytes under that number).
+                stop.store(true, Ordering::Relaxed);
+                Next::Failed(e)
+            }
         }
     }
 }
@@ -303,9 +322,18 @@ impl<I: ReadAt + ?Sized> Feed for Positional<'_, I> {
         // taking the byte after the segment (it has room: its tag goes
         // there); opening: the sealed bytes and the byte after them. That
         // byte says whether the segment is the last.
-        let (room, got) = if seal {
-            let room = SEGMENT_CHUNKS * CHUNK_LEN;
-            let start = self.base + seq * room as u64;
+        let room = if seal {
+            SEGMENT_CHUNKS * CHUNK_LEN
+        } else {
+            SEGMENT_SEALED
+        };
+        let Some(start) = seq
+            .checked_mul(room as u64)
+            .and_then(|at| at.checked_add(self.base))
+        else {
+            return Next::Failed(past_the_last_offset());
+        };
+        let got = if seal {
             let mut got = 0;
             for (k, slot) in seg
                 .buf
@@ -314,7 +342,10 @@ impl<I: ReadAt + ?Sized> Feed for Positional<'_, I> {
                 .enumerate()
             {
                 let want = CHUNK_LEN + usize::from(k + 1 == SEGMENT_CHUNKS);
-                match read_full_at(self.input, &mut slot[..want], start + got as u64) {
+                let Some(at) = start.checked_add(got as u64) else {
+                    return Next::Failed(past_the_last_offset());
+                };
+                match read_full_at(self.input, &mut slot[..want], at) {
                     Ok(n) => got += n,
                     Err(e) => return Next::Failed(e),
                 }
@@ -322,11 +353,10 @@ impl<I: ReadAt + ?Sized> Feed for Positional<'_, I> {
                     break;
                 }
             }
-            (room, got)
+            got
         } else {
-            let start = self.base + seq * SEGMENT_SEALED as u64;
             match read_full_at(self.input, &mut seg.buf[..SEGMENT_SEALED + 1], start) {
-                Ok(n) => (SEGMENT_SEALED, n),
+                Ok(n) => n,
                 Err(e) => return Next::Failed(e),
             }
         };
@@ -336,12 +366,13 @@ impl<I: ReadAt + ?Sized> Feed for Positional<'_, I> {
             self.end.fetch_min(seq, Ordering::Relaxed);
         }
         if got == 0 && seq > 0 {
-            // The segment before saw a byte here: the input got shorter
-            // while it was read. Reported only if the output reaches this
-            // segment (the one before was not the last).
+            // Reported only if the output reaches this segment: the one
+            // before saw a byte here, so the input changed size while it
+            // was read (it shrank; or it grew, with this segment read
+            // before the one before found more).
             seg.error = Some(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
-                "the input got shorter while it was being read",
+                "the input changed size while it was being read",
             ));
         }
         Next::Segment
@@ -500,9 +531,10 @@ where
 /// worker reading the segments it seals at their own offsets with no lock
 /// between them (a [`File`](std::fs::File): `pread`): the form for a file,
 /// whose copies out of the page cache then run on every core. The output
-/// is byte for byte that of [`seal_parallel`]. An input that gets shorter
-/// while it is read is an error (`UnexpectedEof`), never a stream without
-/// its final chunk.
+/// is byte for byte that of [`seal_parallel`]. An input that changes size
+/// while it is read is sealed up to where the reading found its end or is
+/// an error (`UnexpectedEof`), never a stream without its final chunk.
+/// Offsets past `u64::MAX` are an error (`InvalidInput`).
 pub fn seal_parallel_at<A, I, W>(
     aead: &A,
     input: &I,
@@ -709,7 +741,12 @@ where
             match feed.next(&mut seg, seal, &stop) {
                 Next::Segment => {}
                 Next::End | Next::Abandon => break,
-                Next::Failed(e) => return Err(e),
+                Next::Failed(e) => {
+                    // What was written before a read error is flushed, as
+                    // on several threads.
+                    let _ = output.flush();
+                    return Err(e);
+                }
             }
             seg.process(aead, seal);
             total += seg.emit(seal, &mut output)?;
