@@ -182,6 +182,25 @@ fn read_vectored_full<R: Read + ?Sized>(
 /// An input several threads can read at any offset at once: a regular file
 /// (on Unix `pread`, which leaves the file position alone; on Windows
 /// `seek_read`, which moves it) or bytes in memory.
+///
+/// ```
+/// use hwcrypt::chacha20poly1305::ChaCha20Poly1305;
+/// use hwcrypt::stream::{open_parallel_at, seal_parallel_at};
+/// use std::io::Write;
+/// let key = ChaCha20Poly1305::new(&[7; 32])?;
+/// // A file: every worker reads its own 1 MiB segments with `pread`.
+/// let path = std::env::temp_dir().join(format!("hwcrypt-doc-{}", std::process::id()));
+/// std::fs::File::create(&path)?.write_all(&vec![1u8; 3 << 20])?;
+/// let file = std::fs::File::open(&path)?;
+/// let mut sealed = Vec::new();
+/// seal_parallel_at(&key, &file, 0, &mut sealed, 4)?;
+/// // Bytes in memory are a `ReadAt` too (here from offset 0).
+/// let mut plain = Vec::new();
+/// open_parallel_at(&key, &sealed[..], 0, &mut plain, 4)?;
+/// assert_eq!(plain, vec![1u8; 3 << 20]);
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait ReadAt: Sync {
     /// Reads into `buf` from `offset` of the input; returns the bytes read
     /// (0 at or past the end; fewer than asked is allowed anywhere, as with
