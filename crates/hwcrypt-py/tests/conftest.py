@@ -1,6 +1,6 @@
 """The tests compare hwcrypt with ``cryptography`` (a test dependency).
 Run them once per ``HWCRYPT_CPU`` setting (unset, ``-vaes``, ``none``):
-``.ci/steps/60-python.sh`` does."""
+``.ci/steps/90-python.sh`` does."""
 
 import os
 import random
