@@ -147,10 +147,11 @@ impl KeySpace {
     }
 
     /// Parses the command-line syntax: comma- or space-separated items, each
-    /// a byte set with an optional repeat count `*N`. A byte set is
+    /// a byte set with an optional repeat count `*N` (spaces around the `*`
+    /// allowed). A byte set is
     ///
     /// * a number, decimal or `0x` hex (`0`, `255`, `0x1f`): a fixed byte;
-    /// * a range `A..=B`, `A..B` (B excluded) or `A-B` (inclusive);
+    /// * a range `A..=B`, `A..B` (B excluded, up to 256) or `A-B` (inclusive);
     /// * `?` or `any`: all 256 values;
     /// * a list in braces of numbers and ranges: `{1,5,0x10..=0x1f}`;
     ///
@@ -252,10 +253,22 @@ impl KeySpace {
 }
 
 fn split_items(spec: &str) -> Result<Vec<String>> {
+    // White space around a repeat's `*` belongs to the item (`0 * 15`),
+    // not between two items.
+    let mut joined = String::with_capacity(spec.len());
+    for c in spec.chars() {
+        if c == '*' {
+            joined.truncate(joined.trim_end().len());
+        }
+        if c.is_whitespace() && joined.ends_with('*') {
+            continue;
+        }
+        joined.push(c);
+    }
     let mut items = Vec::new();
     let mut cur = String::new();
     let mut depth = 0;
-    for c in spec.chars() {
+    for c in joined.chars() {
         match c {
             '{' => {
                 depth += 1;
@@ -330,11 +343,16 @@ fn parse_atom(s: &str, out: &mut Vec<u8>) -> Result<()> {
     } else if let Some((a, b)) = s.split_once("..=") {
         out.extend(ByteSet::range(parse_byte(a)?, parse_byte(b)?)?.values);
     } else if let Some((a, b)) = s.split_once("..") {
-        let (a, b) = (parse_byte(a)?, parse_byte(b)?);
+        // The excluded end may be 256 (`0..256` is every byte).
+        let a = u16::from(parse_byte(a)?);
+        let b = match b.trim() {
+            "256" | "0x100" | "0X100" => 256,
+            b => u16::from(parse_byte(b)?),
+        };
         if b <= a {
             return Err(Error::InvalidKeySpace(format!("empty range {s:?}")));
         }
-        out.extend(a..b);
+        out.extend((a..b).map(|v| v as u8));
     } else if let Some((a, b)) = s.split_once('-').filter(|(a, _)| !a.is_empty()) {
         out.extend(ByteSet::range(parse_byte(a)?, parse_byte(b)?)?.values);
     } else {
@@ -513,6 +531,30 @@ impl Drop for Odometer<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found in review (2026-11-29): `0 *15` was refused ("" is not a
+    /// byte value) and `A..256` could not name the top of the byte range.
+    #[test]
+    fn spaces_around_a_repeat_and_an_excluded_end_of_256() {
+        let spaced = KeySpace::parse("0 *15, 1").unwrap();
+        for other in ["0* 15, 1", "0 * 15 ,1", "0*15, 1"] {
+            assert_eq!(KeySpace::parse(other).unwrap(), spaced, "{other}");
+        }
+        let all = KeySpace::parse("0..256, 0*15").unwrap();
+        assert_eq!(all, KeySpace::parse("?, 0*15").unwrap());
+        assert_eq!(
+            KeySpace::parse("250..0x100, 0*15").unwrap(),
+            KeySpace::parse("250..=255, 0*15").unwrap()
+        );
+        for bad in [
+            "0..=256, 0*15",
+            "256, 0*15",
+            "256..256, 0*15",
+            "0..257, 0*15",
+        ] {
+            assert!(KeySpace::parse(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn parses_the_issue_example() {
