@@ -318,14 +318,8 @@ impl<R: BufRead> Decryptor<R> {
             .ok_or_else(past)?;
         let payload = at.checked_add(16).ok_or_else(past)?;
         let mut nonce = [0u8; 16];
-        let mut got = 0;
-        while got < nonce.len() {
-            match input.read_at(&mut nonce[got..], at + got as u64) {
-                Ok(0) => return Err(Error::header("file ends before the payload nonce")),
-                Ok(k) => got += k,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e.into()),
-            }
+        if input.read_full_at(&mut nonce, at)? < nonce.len() {
+            return Err(Error::header("file ends before the payload nonce"));
         }
         let key = primitives::payload_key(&file_key, &nonce)?;
         Ok(hwcrypt::stream::open_parallel_at(

@@ -291,19 +291,13 @@ fn read_key_file(
 
 /// The input: a file or standard input, and its size when known.
 fn open_input(common: &CommonArgs) -> Result<(File, Option<u64>), Failure> {
-    match &common.input {
-        Some(p) if p.as_os_str() != "-" => {
-            let f = File::open(p)
-                .map_err(|e| Failure::Failed(format!("cannot open {}: {e}", p.display())))?;
-            let len = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
-            Ok((f, len))
-        }
-        _ => {
-            let f = stdio_file(io::stdin().as_fd())?;
-            let len = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
-            Ok((f, len))
-        }
-    }
+    let f = match &common.input {
+        Some(p) if p.as_os_str() != "-" => File::open(p)
+            .map_err(|e| Failure::Failed(format!("cannot open {}: {e}", p.display())))?,
+        _ => stdio_file(io::stdin().as_fd())?,
+    };
+    let len = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+    Ok((f, len))
 }
 
 /// Where a regular file's unread bytes start (standard input redirected

@@ -113,10 +113,7 @@ impl<R: Read> Source<R> {
         if self.next_seq > 0 && self.carry.is_none() {
             return Ok(false);
         }
-        seg.seq = self.next_seq;
-        seg.done = 0;
-        seg.error = None;
-        seg.len = 0;
+        seg.start(self.next_seq);
         if seal {
             // The chunk slots in one vectored read (a `File` reads them with
             // one `readv`, not one `read` a chunk); the last slot also takes
@@ -206,6 +203,25 @@ pub trait ReadAt: Sync {
     /// (0 at or past the end; fewer than asked is allowed anywhere, as with
     /// `read`).
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
+
+    /// Fills `buf` from `offset`, calling [`read_at`](Self::read_at) until
+    /// it is full or the input ends (the only short count); `Interrupted`
+    /// is retried, offsets past `u64::MAX` are `InvalidInput`.
+    fn read_full_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        let mut n = 0;
+        while n < buf.len() {
+            let at = offset
+                .checked_add(n as u64)
+                .ok_or_else(past_the_last_offset)?;
+            match self.read_at(&mut buf[n..], at) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(n)
+    }
 }
 
 #[cfg(unix)]
@@ -237,23 +253,6 @@ impl<T: ReadAt + ?Sized> ReadAt for &T {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         (**self).read_at(buf, offset)
     }
-}
-
-/// Fills `buf` from `offset` (a short count only at the end of the input).
-fn read_full_at<I: ReadAt + ?Sized>(input: &I, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        let at = offset
-            .checked_add(n as u64)
-            .ok_or_else(past_the_last_offset)?;
-        match input.read_at(&mut buf[n..], at) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 /// An offset beyond `u64::MAX` (a `base` near it).
@@ -333,10 +332,7 @@ impl<I: ReadAt + ?Sized> Feed for Positional<'_, I> {
         if seq > self.end.load(Ordering::Relaxed) {
             return Next::End;
         }
-        seg.seq = seq;
-        seg.done = 0;
-        seg.error = None;
-        seg.len = 0;
+        seg.start(seq);
         // Sealing: plaintext into the chunk slots, the last slot also
         // taking the byte after the segment (it has room: its tag goes
         // there); opening: the sealed bytes and the byte after them. That
@@ -364,7 +360,7 @@ impl<I: ReadAt + ?Sized> Feed for Positional<'_, I> {
                 let Some(at) = start.checked_add(got as u64) else {
                     return Next::Failed(past_the_last_offset());
                 };
-                match read_full_at(self.input, &mut slot[..want], at) {
+                match self.input.read_full_at(&mut slot[..want], at) {
                     Ok(n) => got += n,
                     Err(e) => return Next::Failed(e),
                 }
@@ -374,7 +370,10 @@ impl<I: ReadAt + ?Sized> Feed for Positional<'_, I> {
             }
             got
         } else {
-            match read_full_at(self.input, &mut seg.buf[..SEGMENT_SEALED + 1], start) {
+            match self
+                .input
+                .read_full_at(&mut seg.buf[..SEGMENT_SEALED + 1], start)
+            {
                 Ok(n) => n,
                 Err(e) => return Next::Failed(e),
             }
@@ -424,6 +423,14 @@ impl Segment {
             done: 0,
             error: None,
         }
+    }
+
+    /// Made ready to take segment `seq`'s input.
+    fn start(&mut self, seq: u64) {
+        self.seq = seq;
+        self.done = 0;
+        self.error = None;
+        self.len = 0;
     }
 
     fn first_counter(&self) -> u64 {
