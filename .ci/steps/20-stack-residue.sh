@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Key material left on the dead stack (issue 13 §5.3): the stack-residue test
 # (crates/hwcrypt/tests/stack_residue.rs) under the project's release profile
-# (fat LTO) and under cargo's default release profile without LTO (`residue`
-# in Cargo.toml: what a crate depending on hwcrypt gets). It fails on any
-# residue docs/security.md ("Key material in memory") does not declare.
-# Budget: under 3 minutes on 2 cores (two optimised builds, ~2 s of scanning).
+# (fat LTO). It fails on any residue docs/security.md ("Key material in
+# memory") does not declare. The same test under cargo's default release
+# profile without LTO (`residue` in Cargo.toml: what a crate depending on
+# hwcrypt gets) runs in 14-constant-time.sh, whose dudect run needs that
+# build too. Budget: about 2 minutes on 2 cores (one fat-LTO build, ~1 s of
+# scanning).
 #
-# ci-build-dirs: target/release target/residue
+# ci-build-dirs: target/release
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ "$(uname -m)" != "x86_64" ]; then
@@ -14,8 +16,6 @@ if [ "$(uname -m)" != "x86_64" ]; then
     exit 0
 fi
 export CARGO_TERM_COLOR=never
-test_args=(-p hwcrypt --features residue-test --test stack_residue)
 echo "-- release profile (fat LTO)"
-HWCRYPT_RESIDUE_PROFILE=release timeout 600 cargo test --release "${test_args[@]}"
-echo "-- residue profile (release without LTO)"
-HWCRYPT_RESIDUE_PROFILE=no-lto timeout 600 cargo test --profile residue "${test_args[@]}"
+HWCRYPT_RESIDUE_PROFILE=release timeout 600 cargo test --release \
+    -p hwcrypt --features residue-test --test stack_residue

@@ -37,7 +37,9 @@
 //! `HWCRYPT_RESIDUE_PROFILE` to `release` (fat LTO, the default) or `no-lto`
 //! (cargo's default release profile, what a dependent crate gets). Entries
 //! that no longer occur are reported, not failed. Run by
-//! `.ci/steps/20-stack-residue.sh`; by hand:
+//! `.ci/steps/20-stack-residue.sh` (`release`) and
+//! `.ci/steps/14-constant-time.sh` (`no-lto`, the build its dudect run
+//! uses); by hand:
 //!
 //! ```text
 //! cargo test --release -p hwcrypt --features residue-test --test stack_residue

@@ -405,8 +405,10 @@ impl<R: BufRead> BufRead for Progress<R> {
     }
 }
 
-/// Counts bytes read at offsets into a progress bar, and keeps the end of
-/// the furthest read.
+/// Keeps the end of the furthest read at offsets, and moves a progress bar
+/// with it: the bar counts each byte once, although each parallel segment
+/// also reads the first byte of the next one (its look-ahead), and may run
+/// ahead of the segments still being read by up to the bytes in flight.
 struct ProgressAt<'a> {
     inner: &'a File,
     bar: Option<ProgressBar>,
@@ -435,14 +437,16 @@ impl<'a> ProgressAt<'a> {
 impl ReadAt for ProgressAt<'_> {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         let n = self.inner.read_at(buf, offset)?;
-        if let Some(bar) = &self.bar {
-            bar.inc(n as u64);
-        }
         if n > 0 {
-            self.furthest.fetch_max(
-                offset.saturating_add(n as u64),
-                std::sync::atomic::Ordering::Relaxed,
-            );
+            let end = offset.saturating_add(n as u64);
+            let before = self
+                .furthest
+                .fetch_max(end, std::sync::atomic::Ordering::Relaxed);
+            // Increments, not positions: the sum is right whatever order
+            // the threads' calls reach the bar in.
+            if let (Some(bar), true) = (&self.bar, end > before) {
+                bar.inc(end - before);
+            }
         }
         Ok(n)
     }

@@ -498,8 +498,12 @@ fn si(x: f64) -> String {
         format!("{:.1} M", x / 1e6)
     } else if x >= 1e3 {
         format!("{:.1} k", x / 1e3)
-    } else {
+    } else if x >= 10.0 || x == 0.0 {
         format!("{x:.0} ")
+    } else {
+        // A slow filter on one thread can run under ten keys a second:
+        // "0 keys/s" would read as a stalled search.
+        format!("{x:.2} ")
     }
 }
 
@@ -838,4 +842,20 @@ fn report_earlier(args: &Args, hits: &[Hit]) -> Result<ExitCode, CliError> {
         r => r?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod si_tests {
+    use super::si;
+
+    #[test]
+    fn rates_keep_their_digits() {
+        assert_eq!(si(0.0), "0 ");
+        assert_eq!(si(0.25), "0.25 ");
+        assert_eq!(si(3.456), "3.46 ");
+        assert_eq!(si(42.4), "42 ");
+        assert_eq!(si(1234.0), "1.2 k");
+        assert_eq!(si(2.5e6), "2.5 M");
+        assert_eq!(si(3.0e9), "3.00 G");
+    }
 }

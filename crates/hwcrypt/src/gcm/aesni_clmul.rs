@@ -908,6 +908,8 @@ unsafe fn after(k: &mut __m128i, a: __m128i, b: __m128i, c: __m128i) {
             options(pure, nomem, nostack, preserves_flags)
         );
     }
+    #[cfg(miri)]
+    let _ = (k, a, b, c);
 }
 
 /// See [`Key::short`]: `N` counter blocks (`len <= 16 * N`) and `J0`
