@@ -325,12 +325,6 @@ pub(crate) fn wipe_bytes(buf: &mut [u8]) {
     barrier(buf.as_mut_ptr());
 }
 
-/// [`wipe_bytes`] for a buffer of 32-bit words.
-pub(crate) fn wipe_words(buf: &mut [u32]) {
-    buf.fill(0);
-    barrier(buf.as_mut_ptr().cast());
-}
-
 /// Whether this CPU runs AVX (the detection, not the `HWCRYPT_CPU` mask:
 /// the wipe's stores are no backend's choice).
 #[inline]

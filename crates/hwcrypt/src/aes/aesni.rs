@@ -239,6 +239,16 @@ fn sub_rot_word3(k: __m128i, rcon: i32) -> __m128i {
     _mm_aesenclast_si128(_mm_shuffle_epi8(k, rot_word3), _mm_set1_epi32(rcon))
 }
 
+/// SubWord(RotWord(word 1 of `k`)) ^ rcon in all four words: AES-192's
+/// step, whose last key word is word 1 of the two-word half it keeps in
+/// the low half of a register.
+#[inline]
+#[target_feature(enable = "aes,ssse3")]
+fn sub_rot_word1(k: __m128i, rcon: i32) -> __m128i {
+    let rot_word1 = _mm_setr_epi8(5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7, 4);
+    _mm_aesenclast_si128(_mm_shuffle_epi8(k, rot_word1), _mm_set1_epi32(rcon))
+}
+
 /// SubWord(word 3 of `k`) in all four words (AES-256's extra step).
 #[inline]
 #[target_feature(enable = "aes")]
@@ -335,54 +345,48 @@ unsafe fn expand_into<const DEC: bool>(key: &[u8], enc: *mut Block, dec: *mut Bl
             }
         }
         _ => {
-            // AES-192's 6-word period does not line up with 4-word round
-            // keys: expand word by word, SubWord through `aesenclast`.
-            let mut w = [0u32; 52];
-            for (word, bytes) in w.iter_mut().zip(key.chunks_exact(4)) {
-                *word = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-            }
-            for i in 6..52 {
-                let mut t = w[i - 1];
-                if i % 6 == 0 {
-                    let x = _mm_set1_epi32(t.rotate_right(8) as i32);
-                    let s = _mm_aesenclast_si128(x, _mm_setzero_si128());
-                    t = _mm_cvtsi128_si32(s) as u32 ^ RCON[i / 6 - 1] as u32;
+            // AES-192: each step makes six key words from the previous six,
+            // held as four (`a`) and two (the low half of `b`): the first
+            // four are a prefix XOR of `a` with SubWord(RotWord(last
+            // word)) ^ rcon, the last two a prefix XOR of `b` with the new
+            // word 3. Two steps make three round keys: `b` of the step
+            // before with the low half of `a`, then the high half of `a`
+            // with `b`; the next step's `a` is a round key as it stands.
+            // (Word by word, with a `aesenclast` round trip through a
+            // general register per SubWord and the words packed through
+            // memory, AES-192 keys took about four times AES-128's.)
+            // SAFETY: `key` is 24 readable bytes.
+            let (mut a, mut b) = unsafe {
+                (
+                    _mm_loadu_si128(key.as_ptr().cast()),
+                    _mm_loadl_epi64(key.as_ptr().add(16).cast()),
+                )
+            };
+            // SAFETY: `enc` and `dec` as the caller promised; the index is at most 12.
+            unsafe { put::<DEC, 12>(enc, dec, 0, a) };
+            let mut i = 1;
+            for (step, &rcon) in RCON[..8].iter().enumerate() {
+                let before = b;
+                a = _mm_xor_si128(prefix_xor(a), sub_rot_word1(b, rcon));
+                b = _mm_xor_si128(
+                    _mm_xor_si128(b, _mm_slli_si128::<4>(b)),
+                    _mm_shuffle_epi32::<0xff>(a),
+                );
+                if step % 2 == 0 {
+                    // SAFETY: `enc` and `dec` as the caller promised; the
+                    // indexes are at most 11.
+                    unsafe {
+                        put::<DEC, 12>(enc, dec, i, _mm_unpacklo_epi64(before, a));
+                        put::<DEC, 12>(enc, dec, i + 1, _mm_alignr_epi8::<8>(b, a));
+                    }
+                    i += 2;
+                } else {
+                    // SAFETY: as above; the index is at most 12.
+                    unsafe { put::<DEC, 12>(enc, dec, i, a) };
+                    i += 1;
                 }
-                w[i] = w[i - 6] ^ t;
             }
-            for (i, words) in w.chunks_exact(4).enumerate() {
-                let mut rk = [0u8; 16];
-                for (dst, word) in rk.chunks_exact_mut(4).zip(words) {
-                    dst.copy_from_slice(&word.to_le_bytes());
-                }
-                // SAFETY: `i < 13` blocks into `enc` (the caller's promise).
-                unsafe { enc.add(i).write(rk) };
-            }
-            crate::secret::wipe_words(&mut w);
-            if DEC {
-                // SAFETY: `aes` is enabled; AES-192 has 12 rounds, whose 13
-                // encryption round keys were written just above.
-                unsafe { expand_dec(enc, dec, 12) };
-            }
-        }
-    }
-}
-
-/// The decryption schedule (for `aesdec`) from the encryption schedule.
-///
-/// # Safety
-/// The CPU must support AES-NI; `rounds` is 10, 12 or 14; `enc` is valid
-/// for reads of `rounds + 1` initialised blocks, `dec` for writes of as many.
-#[target_feature(enable = "aes")]
-unsafe fn expand_dec(enc: *const Block, dec: *mut Block, rounds: usize) {
-    // SAFETY: indexes up to `rounds` (the caller's promise); unaligned
-    // loads and stores are allowed.
-    unsafe {
-        dec.write(enc.add(rounds).read());
-        dec.add(rounds).write(enc.read());
-        for i in 1..rounds {
-            let k = _mm_aesimc_si128(_mm_loadu_si128(enc.add(rounds - i).cast()));
-            _mm_storeu_si128(dec.add(i).cast(), k);
+            debug_assert_eq!(i, 13);
         }
     }
 }
