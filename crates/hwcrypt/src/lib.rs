@@ -30,6 +30,7 @@ pub mod error;
 pub mod gcm;
 mod inout;
 pub mod modes;
+mod partial;
 pub mod prefs;
 pub mod registry;
 mod secret;

@@ -564,7 +564,7 @@ impl<'a> PolyRegs<'a> {
         let whole = m.len() - m.len() % 16;
         self.blocks(&m[..whole]);
         if whole < m.len() {
-            let (m0, m1) = super::poly1305_soft::le_partial(&m[whole..]);
+            let (m0, m1) = crate::partial::le_partial(&m[whole..]);
             let mut last = [0u8; 16];
             last[..8].copy_from_slice(&m0.to_le_bytes());
             last[8..].copy_from_slice(&m1.to_le_bytes());

@@ -10,6 +10,7 @@
 //! bytes or the accumulator; carries are taken with add-with-carry, and the
 //! final reduction mod 2^130 - 5 selects with a mask.
 
+use crate::partial::le_partial;
 use core::hint::black_box;
 use zeroize::Zeroize;
 
@@ -34,37 +35,6 @@ fn le64(b: &[u8]) -> u64 {
     let mut w = [0u8; 8];
     w.copy_from_slice(&b[..8]);
     u64::from_le_bytes(w)
-}
-
-/// The little-endian value of `b` (1 to 15 public bytes) as two words,
-/// zero-padded: overlapping loads of the first and last 8 (or 4) bytes,
-/// the overlap shifted out.
-#[inline(always)]
-pub(crate) fn le_partial(b: &[u8]) -> (u64, u64) {
-    let n = b.len();
-    debug_assert!(n > 0 && n < BLOCK);
-    if n >= 8 {
-        // Bytes 8..n are the top n - 8 bytes of the last eight.
-        let hi = le64(&b[n - 8..])
-            .checked_shr(8 * (16 - n) as u32)
-            .unwrap_or(0);
-        (le64(b), hi)
-    } else {
-        (le_upto8(b), 0)
-    }
-}
-
-/// The little-endian value of `b` (1 to 7 bytes).
-#[inline(always)]
-fn le_upto8(b: &[u8]) -> u64 {
-    let n = b.len();
-    let le32 = |b: &[u8]| u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-    if n >= 4 {
-        // Bytes 4..n are the top n - 4 bytes of the last four.
-        le32(b) | (le32(&b[n - 4..]) >> (8 * (8 - n))) << 32
-    } else {
-        b.iter().rev().fold(0, |v, &x| (v << 8) | u64::from(x))
-    }
 }
 
 impl Poly1305 {
@@ -282,17 +252,6 @@ mod tests {
                 0x27, 0xa9
             ]
         );
-    }
-
-    #[test]
-    fn partial_blocks_read_as_padded_copies() {
-        let data: Vec<u8> = (1..=16u32).map(|i| (i * 17) as u8).collect();
-        for n in 1..16 {
-            let mut padded = [0u8; 16];
-            padded[..n].copy_from_slice(&data[..n]);
-            let want = (le64(&padded[..8]), le64(&padded[8..]));
-            assert_eq!(le_partial(&data[..n]), want, "{n} bytes");
-        }
     }
 
     /// A message whose second block makes the partial reduction carry out

@@ -500,9 +500,11 @@ fn ctr_partial<const R: usize>(t: &Table, c: __m128i, rest: &mut [u8]) {
 #[inline]
 #[target_feature(enable = "ssse3")]
 fn gather(data: &[u8], out: &mut [__m128i; BATCH]) -> usize {
-    // Whole blocks are loaded where they are; only a partial last block
-    // goes through a zero-padded copy (a `memcpy` call, whose stores a
-    // 16-byte load then waits for).
+    // Whole blocks are loaded where they are, a partial last block with
+    // overlapping 8- or 4-byte loads (`le_partial`): a zero-padded copy
+    // (a `memcpy` call) and a 16-byte load of it waited for the copy's
+    // stores, about 60 cycles of a 256-byte message with 13 bytes of
+    // associated data.
     let mut chunks = data.chunks_exact(16);
     let mut n = 0;
     for chunk in &mut chunks {
@@ -511,9 +513,8 @@ fn gather(data: &[u8], out: &mut [__m128i; BATCH]) -> usize {
     }
     let rest = chunks.remainder();
     if !rest.is_empty() {
-        let mut block = [0u8; 16];
-        block[..rest.len()].copy_from_slice(rest);
-        out[n] = bswap(load(&block));
+        let (lo, hi) = crate::partial::le_partial(rest);
+        out[n] = bswap(_mm_set_epi64x(hi as i64, lo as i64));
         n += 1;
     }
     n
