@@ -7,8 +7,9 @@
 //! bytes only (associated data, ciphertext): the loads depend on the
 //! length.
 
+/// The little-endian value of the first 8 bytes of `b`.
 #[inline(always)]
-fn le64(b: &[u8]) -> u64 {
+pub(crate) fn le64(b: &[u8]) -> u64 {
     let mut w = [0u8; 8];
     w.copy_from_slice(&b[..8]);
     u64::from_le_bytes(w)

@@ -444,7 +444,9 @@ impl ReadAt for ProgressAt<'_> {
                 .fetch_max(end, std::sync::atomic::Ordering::Relaxed);
             // Increments, not positions: the sum is right whatever order
             // the threads' calls reach the bar in.
-            if let (Some(bar), true) = (&self.bar, end > before) {
+            if end > before
+                && let Some(bar) = &self.bar
+            {
                 bar.inc(end - before);
             }
         }

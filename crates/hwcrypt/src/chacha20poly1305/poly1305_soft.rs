@@ -10,7 +10,7 @@
 //! bytes or the accumulator; carries are taken with add-with-carry, and the
 //! final reduction mod 2^130 - 5 selects with a mask.
 
-use crate::partial::le_partial;
+use crate::partial::{le_partial, le64};
 use core::hint::black_box;
 use zeroize::Zeroize;
 
@@ -28,13 +28,6 @@ pub(crate) struct Poly1305 {
     h2: u64,
     /// The second key half `s`, added at the end.
     pad: [u64; 2],
-}
-
-#[inline(always)]
-fn le64(b: &[u8]) -> u64 {
-    let mut w = [0u8; 8];
-    w.copy_from_slice(&b[..8]);
-    u64::from_le_bytes(w)
 }
 
 impl Poly1305 {
